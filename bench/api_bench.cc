@@ -1,0 +1,361 @@
+// actgrad-bench: the shipping path, through the public aclnn API exactly as a
+// CANN program calls it (acl/acl.h, aclnnop/aclnn_*.h, the shared library).
+//   api/<op>.<dtype>.<layout>.<phase>/n:N/thr:T
+//     layout: contig  g, x, out contiguous, shape [n]
+//             strided g and x 4-d non-contiguous views [n/1024, 4, 4, 64] whose
+//                     dims 1 and 2 are swapped in storage; out contiguous
+//             bcast   (GELU, Softshrink) g and out [n/64, 64], self [n/64, 1]
+//                     broadcast along the inner dimension
+//     phase:  phase1  aclnnXxxGetWorkspaceSize + aclDestroyAclOpExecutor
+//                     (reads and writes no tensor data: bytes_per_second = 0,
+//                     items_per_second = calls per second)
+//             phase2  aclnnXxx + aclrtSynchronizeStream on an executor made
+//                     repeatable once (aclSetAclOpExecutorRepeatable)
+//             both    phase one, phase two, aclrtSynchronizeStream: one
+//                     complete call as a CANN program makes it
+//     thr:    omp_set_num_threads(T) before the calls: the library's dispatch
+//             uses up to T threads (it may choose fewer for small n)
+// plus roof/... and peer/... as in actgrad-bench-variants.
+#include <omp.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_gelu_backward.h"
+#include "aclnnop/aclnn_hardswish_backward.h"
+#include "aclnnop/aclnn_logit_grad.h"
+#include "aclnnop/aclnn_selu_backward.h"
+#include "aclnnop/aclnn_softshrink_backward.h"
+#include "common/bench_common.h"
+
+namespace ab = actgrad::bench;
+using actgrad::DType;
+using actgrad::Op;
+
+namespace {
+
+aclrtStream g_stream = nullptr;
+
+enum class Layout { kContig, kStrided, kBcast };
+const char* LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kContig: return "contig";
+    case Layout::kStrided: return "strided";
+    case Layout::kBcast: return "bcast";
+  }
+  return "?";
+}
+enum class Phase { kPhase1, kPhase2, kBoth };
+const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kPhase1: return "phase1";
+    case Phase::kPhase2: return "phase2";
+    case Phase::kBoth: return "both";
+  }
+  return "?";
+}
+
+constexpr int64_t kBcastInner = 64;
+
+aclDataType AclType(DType dt) {
+  switch (dt) {
+    case DType::kF32: return ACL_FLOAT;
+    case DType::kF16: return ACL_FLOAT16;
+    case DType::kBF16: return ACL_BF16;
+    case DType::kI32: return ACL_INT32;
+    case DType::kI8: return ACL_INT8;
+  }
+  return ACL_DT_UNDEFINED;
+}
+
+bool LayoutFits(Layout l, size_t n) {
+  switch (l) {
+    case Layout::kContig: return n > 0;
+    case Layout::kStrided: return n >= 1024 && n % 1024 == 0;
+    case Layout::kBcast: return n >= static_cast<size_t>(kBcastInner) && n % kBcastInner == 0;
+  }
+  return false;
+}
+
+// Bytes read + written by one call (logical: each element of each operand once).
+double CallBytes(Layout l, DType dt, size_t n) {
+  const double es = static_cast<double>(actgrad::DTypeSize(dt));
+  if (l == Layout::kBcast) return es * (2.0 * static_cast<double>(n) + static_cast<double>(n / kBcastInner));
+  return 3.0 * es * static_cast<double>(n);
+}
+
+// Tensors, buffers and scalars of one case; cached across benchmarks.
+struct Case {
+  Op op;
+  DType dt;
+  Layout layout;
+  size_t n;
+  ab::Buffer g, x, out;
+  aclTensor* tg = nullptr;
+  aclTensor* tx = nullptr;
+  aclTensor* tout = nullptr;
+  aclScalar* lambd = nullptr;
+  float lambd_value = 0.5f;
+  double eps = -1.0;
+  ~Case() {
+    if (tg) aclDestroyTensor(tg);
+    if (tx) aclDestroyTensor(tx);
+    if (tout) aclDestroyTensor(tout);
+    if (lambd) aclDestroyScalar(lambd);
+  }
+};
+
+std::shared_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
+  auto c = std::make_shared<Case>();
+  c->op = op;
+  c->dt = dt;
+  c->layout = layout;
+  c->n = n;
+  const size_t es = actgrad::DTypeSize(dt);
+  const aclDataType at = AclType(dt);
+  const int64_t len = static_cast<int64_t>(n);
+  size_t x_elems = n;
+  if (layout == Layout::kBcast) x_elems = n / kBcastInner;
+  c->g = ab::Buffer(n * es);
+  c->x = ab::Buffer(x_elems * es);
+  c->out = ab::Buffer(n * es);
+  ab::FillG(op, dt, c->g.data(), n);
+  ab::FillX(op, dt, c->x.data(), x_elems);
+  std::memset(c->out.data(), 0, n * es);
+  switch (layout) {
+    case Layout::kContig: {
+      const int64_t dims[1] = {len};
+      const int64_t strides[1] = {1};
+      c->tg = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->g.data());
+      c->tx = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->x.data());
+      c->tout = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->out.data());
+      break;
+    }
+    case Layout::kStrided: {
+      // Storage [a, c, b, d] contiguous; the view [a, b, c, d] swaps dims 1, 2.
+      const int64_t a = len / 1024, b = 4, cc = 4, d = 64;
+      const int64_t view[4] = {a, b, cc, d};
+      const int64_t storage[4] = {a, cc, b, d};
+      const int64_t vstrides[4] = {cc * b * d, d, b * d, 1};
+      const int64_t cstrides[4] = {b * cc * d, cc * d, d, 1};
+      c->tg = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, c->g.data());
+      c->tx = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, c->x.data());
+      c->tout = aclCreateTensor(view, 4, at, cstrides, 0, ACL_FORMAT_ND, view, 4, c->out.data());
+      break;
+    }
+    case Layout::kBcast: {
+      const int64_t rows = len / kBcastInner;
+      const int64_t full[2] = {rows, kBcastInner};
+      const int64_t fstrides[2] = {kBcastInner, 1};
+      const int64_t col[2] = {rows, 1};
+      const int64_t cstrides[2] = {1, 1};
+      c->tg = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, c->g.data());
+      c->tx = aclCreateTensor(col, 2, at, cstrides, 0, ACL_FORMAT_ND, col, 2, c->x.data());
+      c->tout = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, c->out.data());
+      break;
+    }
+  }
+  c->lambd = aclCreateScalar(&c->lambd_value, ACL_FLOAT);
+  return c;
+}
+
+std::shared_ptr<Case> GetCase(Op op, DType dt, Layout layout, size_t n) {
+  const std::string key = std::string("api/") + std::string(actgrad::OpName(op)) + "/" +
+                          std::string(actgrad::DTypeName(dt)) + "/" + LayoutName(layout) + "/" + std::to_string(n);
+  if (auto p = ab::CacheGet(key)) return std::static_pointer_cast<Case>(p);
+  const size_t bytes = 3 * n * actgrad::DTypeSize(dt);
+  ab::CacheReserve(bytes);
+  auto c = MakeCase(op, dt, layout, n);
+  ab::CachePut(key, c, bytes);
+  return c;
+}
+
+aclnnStatus Phase1(const Case& c, uint64_t* ws, aclOpExecutor** ex) {
+  switch (c.op) {
+    case Op::kSeluBwd: return aclnnSeluBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
+    case Op::kHardswishBwd: return aclnnHardswishBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
+    case Op::kGeluBwd: return aclnnGeluBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
+    case Op::kSoftshrinkBwd: return aclnnSoftshrinkBackwardGetWorkspaceSize(c.tg, c.tx, c.lambd, c.tout, ws, ex);
+    case Op::kLogitGrad: return aclnnLogitGradGetWorkspaceSize(c.tx, c.tg, c.eps, c.tout, ws, ex);  // x first
+  }
+  return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus Phase2(Op op, void* ws, uint64_t size, aclOpExecutor* ex) {
+  switch (op) {
+    case Op::kSeluBwd: return aclnnSeluBackward(ws, size, ex, g_stream);
+    case Op::kHardswishBwd: return aclnnHardswishBackward(ws, size, ex, g_stream);
+    case Op::kGeluBwd: return aclnnGeluBackward(ws, size, ex, g_stream);
+    case Op::kSoftshrinkBwd: return aclnnSoftshrinkBackward(ws, size, ex, g_stream);
+    case Op::kLogitGrad: return aclnnLogitGrad(ws, size, ex, g_stream);
+  }
+  return ACLNN_ERR_PARAM_INVALID;
+}
+
+// Device (here: host) workspace, grown on demand and kept for the whole run.
+void* Workspace(uint64_t bytes) {
+  static void* ws = nullptr;
+  static uint64_t cap = 0;
+  if (bytes > cap) {
+    if (ws) aclrtFree(ws);
+    ws = nullptr;
+    if (aclrtMalloc(&ws, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return nullptr;
+    cap = bytes;
+  }
+  return ws;
+}
+
+std::string Failure(const char* what, aclnnStatus st) {
+  return std::string(what) + " failed: " + std::to_string(st) + " " + aclGetRecentErrMsg();
+}
+
+// Runs one complete call; true when every step succeeded.
+bool CallOnce(const Case& c, std::string* why) {
+  uint64_t size = 0;
+  aclOpExecutor* ex = nullptr;
+  aclnnStatus st = Phase1(c, &size, &ex);
+  if (st != ACLNN_SUCCESS) return *why = Failure("GetWorkspaceSize", st), false;
+  void* ws = size ? Workspace(size) : nullptr;
+  st = Phase2(c.op, ws, size, ex);
+  if (st != ACLNN_SUCCESS) return *why = Failure("phase two", st), false;
+  st = aclrtSynchronizeStream(g_stream);
+  if (st != ACL_SUCCESS) return *why = Failure("aclrtSynchronizeStream", st), false;
+  return true;
+}
+
+void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Phase phase, size_t n, int t) {
+  auto c = GetCase(op, dt, layout, n);
+  omp_set_num_threads(t);
+  std::string why;
+  if (!CallOnce(*c, &why) || !CallOnce(*c, &why)) {  // warm-up (and a check)
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  double seconds = 0;
+  bool ok = true;
+  switch (phase) {
+    case Phase::kPhase1: {
+      seconds = ab::TimedLoop(state, [&] {
+        uint64_t size = 0;
+        aclOpExecutor* ex = nullptr;
+        ok &= Phase1(*c, &size, &ex) == ACLNN_SUCCESS;
+        aclDestroyAclOpExecutor(ex);
+      });
+      break;
+    }
+    case Phase::kPhase2: {
+      uint64_t size = 0;
+      aclOpExecutor* ex = nullptr;
+      aclnnStatus st = Phase1(*c, &size, &ex);
+      if (st == ACLNN_SUCCESS) st = aclSetAclOpExecutorRepeatable(ex);
+      if (st != ACLNN_SUCCESS) {
+        aclDestroyAclOpExecutor(ex);
+        state.SkipWithError(Failure("repeatable executor", st).c_str());
+        return;
+      }
+      void* ws = size ? Workspace(size) : nullptr;
+      seconds = ab::TimedLoop(state, [&] {
+        ok &= Phase2(op, ws, size, ex) == ACLNN_SUCCESS;
+        ok &= aclrtSynchronizeStream(g_stream) == ACL_SUCCESS;
+      });
+      aclDestroyAclOpExecutor(ex);
+      break;
+    }
+    case Phase::kBoth: {
+      seconds = ab::TimedLoop(state, [&] {
+        uint64_t size = 0;
+        aclOpExecutor* ex = nullptr;
+        ok &= Phase1(*c, &size, &ex) == ACLNN_SUCCESS;
+        ok &= Phase2(op, size ? Workspace(size) : nullptr, size, ex) == ACLNN_SUCCESS;
+        ok &= aclrtSynchronizeStream(g_stream) == ACL_SUCCESS;
+      });
+      break;
+    }
+  }
+  if (!ok) {
+    state.SkipWithError((std::string("a call failed: ") + aclGetRecentErrMsg()).c_str());
+    return;
+  }
+  if (phase == Phase::kPhase1)
+    ab::SetCounters(state, seconds, 0.0, 1.0, n, t);
+  else
+    ab::SetCounters(state, seconds, CallBytes(layout, dt, n), static_cast<double>(n), n, t);
+}
+
+// Phase one on a small case of this kind succeeds (the op takes this dtype
+// and layout).
+bool Accepted(Op op, DType dt, Layout layout) {
+  const size_t n = 1024;
+  auto c = MakeCase(op, dt, layout, n);
+  if (!c->tg || !c->tx || !c->tout) return false;
+  uint64_t size = 0;
+  aclOpExecutor* ex = nullptr;
+  const aclnnStatus st = Phase1(*c, &size, &ex);
+  if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(ex);
+  return st == ACLNN_SUCCESS;
+}
+
+void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads) {
+  constexpr Op kOps[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  constexpr DType kTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
+  for (Op op : kOps) {
+    for (DType dt : kTypes) {
+      for (Layout layout : {Layout::kContig, Layout::kStrided, Layout::kBcast}) {
+        const bool broadcasting_op = op == Op::kGeluBwd || op == Op::kSoftshrinkBwd;
+        if (layout == Layout::kBcast && !broadcasting_op) continue;
+        if (!Accepted(op, dt, layout)) continue;
+        for (Phase phase : {Phase::kPhase1, Phase::kPhase2, Phase::kBoth}) {
+          const std::string subject = std::string(actgrad::OpName(op)) + "." +
+                                      std::string(actgrad::DTypeName(dt)) + "." + LayoutName(layout) + "." +
+                                      PhaseName(phase);
+          for (size_t n : sizes) {
+            if (!LayoutFits(layout, n)) continue;
+            for (int t : threads) {
+              benchmark::RegisterBenchmark(ab::BenchName("api", subject, n, t).c_str(),
+                                           [=](benchmark::State& st) { RunApiBenchmark(st, op, dt, layout, phase, n, t); });
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ab::ParseOwnFlags(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS ||
+      aclrtCreateStream(&g_stream) != ACL_SUCCESS) {
+    std::fprintf(stderr, "actgrad-bench: acl runtime start-up failed: %s\n", aclGetRecentErrMsg());
+    return 1;
+  }
+
+  const auto sizes = ab::SweepSizes();
+  const auto threads = ab::SweepThreads();
+  ab::RegisterRoofBenchmarks(sizes, threads);
+  RegisterApiBenchmarks(sizes, threads);
+  ab::RegisterPeerBenchmarks(sizes, threads);
+
+  ab::ContextInfo info;
+  info.tiling_table = ab::LibraryTilingTable();
+  info.variant_targets = "";
+  info.peers = ab::PeerNames();
+  info.binary = "actgrad-bench";
+  ab::AddContext(info);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  ab::CacheClear();  // free the cases before the runtime goes
+  aclrtDestroyStream(g_stream);
+  aclrtResetDevice(0);
+  aclFinalize();
+  return 0;
+}

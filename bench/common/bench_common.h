@@ -1,0 +1,162 @@
+// Shared pieces of the benchmark binaries: aligned buffers, the roofline
+// loops (memcpy and a STREAM-like 2-read-1-write loop), the in-run bandwidth
+// limit behind `pct_of_bandwidth`, realistic operands per op, the counters and
+// the JSON context. See docs/conventions.md for names, counters and keys.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actgrad/types.h"
+
+namespace actgrad::bench {
+
+// ---------------------------------------------------------------- buffers
+// 64-byte aligned heap memory (4 KiB aligned from 1 MiB up), never zeroed.
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(size_t bytes);
+  void* data() const { return p_.get(); }
+  size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data()); }
+
+ private:
+  struct Free { void operator()(void* p) const; };
+  std::unique_ptr<void, Free> p_;
+  size_t bytes_ = 0;
+};
+
+// ---------------------------------------------------------------- threads, sizes
+// OpenMP thread counts: 1, 2, 4, ... up to MaxThreads(), and MaxThreads().
+// MaxThreads() is omp_get_max_threads() as seen at the first call (call it
+// early in main: libtorch lowers the calling thread's OpenMP default when it
+// initialises).
+int MaxThreads();
+std::vector<int> ThreadCounts();
+// Powers of 4 from 1K to 64M elements.
+std::vector<size_t> PowerOf4Sizes();
+// Odd sizes whose tails are not a multiple of any vector width.
+std::vector<size_t> OddSizes();
+// Sizes the user asked for with --actgrad_sizes=a,b,c (see ParseOwnFlags), or
+// PowerOf4Sizes() + OddSizes().
+std::vector<size_t> SweepSizes();
+std::vector<int> SweepThreads();
+
+// Removes this suite's own --actgrad_* flags from argv (before
+// benchmark::Initialize sees them):
+//   --actgrad_sizes=1024,65536    sizes registered (default: PowerOf4Sizes + OddSizes)
+//   --actgrad_threads=1,2         thread counts registered (default: ThreadCounts())
+//   --actgrad_cache_mb=2048       operand cache budget
+//   --actgrad_limit_ms=15         length of one sample of the in-run limit
+//   --actgrad_chunk=0             per-thread chunk of the variant benchmarks (0 = even split)
+void ParseOwnFlags(int* argc, char** argv);
+size_t ChunkFlag();
+
+// ---------------------------------------------------------------- roofline
+enum class Roof { kMemcpy, kStreamPlain, kStreamNt };
+const char* RoofName(Roof r);  // memcpy | stream_plain | stream_nt
+// The instruction set the stream loops use on this CPU, e.g. "avx512f".
+std::string StreamIsa(bool nt);
+// Bytes read + written by one call over n f32 elements: 8n (memcpy), 12n (stream).
+double RoofBytes(Roof r, size_t n);
+// memcpy: dst = a.  stream: dst = a + s * b (s = 3).  threads <= 1 runs on the
+// calling thread; otherwise the range is split in 64-byte aligned parts over
+// an OpenMP team of `threads`.
+void RunRoof(Roof r, const float* a, const float* b, float* dst, size_t n, int threads);
+
+// ---------------------------------------------------------------- in-run limit
+// The bandwidth limit (bytes/s) of this run for n f32 elements and `threads`:
+// the best of stream_plain and stream_nt, each the median of several short
+// samples, measured once per (n, threads) at first use and then memoised.
+double LimitBytesPerSecond(size_t n_f32, int threads);
+
+// Sets the counters of every benchmark from the wall-clock seconds of the
+// timed loop:
+//   bytes_per_second  = bytes_per_call * iterations / seconds
+//   items_per_second  = items_per_call * iterations / seconds
+//   pct_of_bandwidth  = 100 * bytes_per_second / LimitBytesPerSecond(n, threads)
+//   pct_of_bandwidth_same_bytes: the same against the limit of a stream over
+//                     the same footprint (n_f32 = bytes_per_call / 12), which
+//                     differs from pct_of_bandwidth for 1- and 2-byte dtypes
+//   roof_bytes_per_second = the limit used
+void SetCounters(benchmark::State& st, double seconds, double bytes_per_call, double items_per_call,
+                 size_t n, int threads);
+
+// Runs f() once per benchmark iteration and returns the wall-clock seconds of
+// the whole loop (the benchmarks report rates against wall time, because
+// OpenMP workers do not show in the main thread's CPU time).
+template <class F>
+double TimedLoop(benchmark::State& st, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : st) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+// ---------------------------------------------------------------- operands
+// Default op parameters of the benchmarks: lambd = 0.5, eps = -1, GELU erf.
+OpParams DefaultParams(Op op);
+// Fill `count` elements of dtype with the op's gradient (g; dy for LogitGrad)
+// or its input (x: y = selu(x) for SELU, self otherwise). Deterministic:
+// a fixed 2^20-element pattern per (op, role), tiled. Value ranges follow the
+// spec's accuracy inputs: GELU x half U[-10,10], half N(0,1); SELU y = selu(x),
+// x in U[-30,5]; Hardswish U[-5,5]; Softshrink U[-2,2]; LogitGrad U(0,1);
+// g ~ N(0,1) (integers: small random integers).
+void FillG(Op op, DType dt, void* dst, size_t count);
+void FillX(Op op, DType dt, void* dst, size_t count);
+
+// Contiguous operands of n elements: g and x filled, out written once.
+struct Operands {
+  Buffer g, x, out;
+  size_t n = 0;
+};
+// Cached: consecutive benchmarks (and every timing trial of one benchmark)
+// on the same (op, dtype, n) share the buffers; the cache keeps the most
+// recently used sets within --actgrad_cache_mb.
+std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n);
+// Generic cache entry for callers with their own layout (the API benchmark).
+std::shared_ptr<void> CacheGet(const std::string& key);
+void CachePut(const std::string& key, std::shared_ptr<void> value, size_t bytes);
+// Evicts the oldest entries until `bytes` more fit in the budget (call before
+// allocating a new entry, so that old buffers are freed first).
+void CacheReserve(size_t bytes);
+void CacheClear();
+
+// ---------------------------------------------------------------- names
+// "<kind>/<subject>/n:<n>/thr:<t>"
+std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads);
+
+// ---------------------------------------------------------------- context
+struct ContextInfo {
+  std::string tiling_table = "none";   // name of the tiling table in use
+  std::string variant_targets;         // targets of the supported variants
+  std::string peers;                   // peers compiled in
+  std::string binary;                  // actgrad-bench or actgrad-bench-variants
+};
+// Adds the actgrad_* keys of docs/conventions.md (and a few more) with
+// benchmark::AddCustomContext. Call once, before RunSpecifiedBenchmarks.
+void AddContext(const ContextInfo& info);
+std::string CpuModel();
+std::string MachineId();     // <vendor>-<family>-<model>, lower case
+std::string HwyTargets();    // Highway targets this CPU supports, lower case
+std::string CompilerId();    // e.g. "GNU 12.2.0"
+
+// ---------------------------------------------------------------- registration
+// roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T for every size and thread count.
+void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
+// peer/<peer>.<op>.<dtype>/n:N/thr:T for every compiled peer, op and dtype it supports.
+void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
+// "torch,dnnl" (or "none")
+std::string PeerNames();
+
+}  // namespace actgrad::bench

@@ -1,0 +1,333 @@
+// Buffers, sizes, threads, own flags, the in-run bandwidth limit, counters,
+// the operand cache and the roof benchmarks.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "common/bench_common.h"
+
+namespace actgrad::bench {
+
+// ---------------------------------------------------------------- buffers
+void Buffer::Free::operator()(void* p) const { std::free(p); }
+
+Buffer::Buffer(size_t bytes) : bytes_(bytes) {
+  const size_t align = bytes >= (size_t{1} << 20) ? 4096 : 64;
+  const size_t rounded = std::max(align, (bytes + align - 1) / align * align);
+  void* p = std::aligned_alloc(align, rounded);
+  if (p == nullptr) {
+    std::fprintf(stderr, "actgrad-bench: out of memory allocating %zu bytes\n", bytes);
+    std::abort();
+  }
+  p_.reset(p);
+}
+
+// ---------------------------------------------------------------- flags
+namespace {
+
+struct OwnFlags {
+  std::vector<size_t> sizes;
+  std::vector<int> threads;
+  size_t cache_mb = 2048;
+  double limit_ms = 15.0;
+  size_t chunk = 0;
+};
+
+OwnFlags& Flags() {
+  static OwnFlags f;
+  return f;
+}
+
+template <typename T>
+std::vector<T> ParseList(std::string_view s) {
+  std::vector<T> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string_view::npos) end = s.size();
+    const std::string item(s.substr(pos, end - pos));
+    if (!item.empty()) {
+      char* rest = nullptr;
+      double v = std::strtod(item.c_str(), &rest);
+      // Suffixes K, M: powers of two (1K = 1024, 16M = 16777216).
+      if (rest && (*rest == 'K' || *rest == 'k')) v *= 1024.0;
+      if (rest && (*rest == 'M' || *rest == 'm')) v *= 1024.0 * 1024.0;
+      if (v > 0) out.push_back(static_cast<T>(v));
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void ParseOwnFlags(int* argc, char** argv) {
+  MaxThreads();  // capture the OpenMP default before anything else changes it
+  int w = 1;
+  for (int i = 1; i < *argc; ++i) {
+    std::string_view a(argv[i]);
+    auto value = [&](std::string_view key, std::string_view* v) {
+      if (a.substr(0, key.size()) != key) return false;
+      *v = a.substr(key.size());
+      return true;
+    };
+    std::string_view v;
+    if (value("--actgrad_sizes=", &v)) {
+      Flags().sizes = ParseList<size_t>(v);
+    } else if (value("--actgrad_threads=", &v)) {
+      Flags().threads = ParseList<int>(v);
+    } else if (value("--actgrad_cache_mb=", &v)) {
+      Flags().cache_mb = static_cast<size_t>(std::atoll(std::string(v).c_str()));
+    } else if (value("--actgrad_chunk=", &v)) {
+      Flags().chunk = static_cast<size_t>(std::atoll(std::string(v).c_str()));
+    } else if (value("--actgrad_limit_ms=", &v)) {
+      Flags().limit_ms = std::atof(std::string(v).c_str());
+    } else {
+      argv[w++] = argv[i];
+    }
+  }
+  *argc = w;
+  argv[w] = nullptr;
+}
+
+size_t ChunkFlag() { return Flags().chunk; }
+
+// ---------------------------------------------------------------- threads, sizes
+int MaxThreads() {
+  static const int max_threads = std::max(1, omp_get_max_threads());
+  return max_threads;
+}
+
+std::vector<int> ThreadCounts() {
+  std::vector<int> t;
+  for (int k = 1; k < MaxThreads(); k *= 2) t.push_back(k);
+  t.push_back(MaxThreads());
+  return t;
+}
+
+std::vector<size_t> PowerOf4Sizes() {
+  std::vector<size_t> s;
+  for (size_t n = 1024; n <= (size_t{64} << 20); n *= 4) s.push_back(n);
+  return s;
+}
+
+std::vector<size_t> OddSizes() { return {1001, 65537, 1000003}; }
+
+std::vector<size_t> SweepSizes() {
+  if (!Flags().sizes.empty()) return Flags().sizes;
+  std::vector<size_t> s = PowerOf4Sizes();
+  for (size_t n : OddSizes()) s.push_back(n);
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
+std::vector<int> SweepThreads() {
+  if (!Flags().threads.empty()) return Flags().threads;
+  return ThreadCounts();
+}
+
+// ---------------------------------------------------------------- cache
+namespace {
+
+struct Cache {
+  std::mutex mu;
+  std::list<std::pair<std::string, std::pair<std::shared_ptr<void>, size_t>>> lru;  // front = newest
+  size_t bytes = 0;
+};
+
+Cache& TheCache() {
+  static Cache c;
+  return c;
+}
+
+}  // namespace
+
+std::shared_ptr<void> CacheGet(const std::string& key) {
+  Cache& c = TheCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto it = c.lru.begin(); it != c.lru.end(); ++it) {
+    if (it->first == key) {
+      c.lru.splice(c.lru.begin(), c.lru, it);
+      return c.lru.front().second.first;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+void EvictFor(Cache& c, size_t bytes) {
+  const size_t budget = Flags().cache_mb << 20;
+  while (!c.lru.empty() && c.bytes + bytes > budget) {
+    c.bytes -= c.lru.back().second.second;
+    c.lru.pop_back();
+  }
+}
+}  // namespace
+
+void CachePut(const std::string& key, std::shared_ptr<void> value, size_t bytes) {
+  Cache& c = TheCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  EvictFor(c, bytes);  // the new entry always stays, even when over budget
+  c.lru.emplace_front(key, std::make_pair(std::move(value), bytes));
+  c.bytes += bytes;
+}
+
+void CacheReserve(size_t bytes) {
+  Cache& c = TheCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  EvictFor(c, bytes);
+}
+
+void CacheClear() {
+  Cache& c = TheCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.lru.clear();
+  c.bytes = 0;
+}
+
+std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n) {
+  const std::string key = "op/" + std::string(OpName(op)) + "/" + std::string(DTypeName(dt)) + "/" +
+                          std::to_string(n);
+  if (auto p = CacheGet(key)) return std::static_pointer_cast<Operands>(p);
+  // Make room first so that the old sets are freed before the new one is allocated.
+  const size_t bytes = 3 * n * DTypeSize(dt);
+  CacheReserve(bytes);
+  auto ops = std::make_shared<Operands>();
+  ops->n = n;
+  ops->g = Buffer(n * DTypeSize(dt));
+  ops->x = Buffer(n * DTypeSize(dt));
+  ops->out = Buffer(n * DTypeSize(dt));
+  FillG(op, dt, ops->g.data(), n);
+  FillX(op, dt, ops->x.data(), n);
+  std::memset(ops->out.data(), 0, ops->out.bytes());
+  CachePut(key, ops, bytes);
+  return ops;
+}
+
+namespace {
+
+struct RoofBuffers {
+  Buffer a, b, c;
+};
+
+std::shared_ptr<RoofBuffers> GetRoofBuffers(size_t n) {
+  const std::string key = "roof/" + std::to_string(n);
+  if (auto p = CacheGet(key)) return std::static_pointer_cast<RoofBuffers>(p);
+  CacheReserve(12 * n);
+  auto r = std::make_shared<RoofBuffers>();
+  r->a = Buffer(n * 4);
+  r->b = Buffer(n * 4);
+  r->c = Buffer(n * 4);
+  float* a = r->a.as<float>();
+  float* b = r->b.as<float>();
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i & 1023) * 0.25f;
+    b[i] = 1.0f - static_cast<float>(i & 511) * 0.5f;
+  }
+  std::memset(r->c.data(), 0, n * 4);
+  CachePut(key, r, 12 * n);
+  return r;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- limit
+namespace {
+
+// Median over samples of bytes/s; each sample runs whole calls for at least
+// `ms` milliseconds.
+double MeasureRoof(Roof r, RoofBuffers& buf, size_t n, int threads, double ms, int samples) {
+  using clock = std::chrono::steady_clock;
+  const float* a = buf.a.as<float>();
+  const float* b = buf.b.as<float>();
+  float* c = buf.c.as<float>();
+  RunRoof(r, a, b, c, n, threads);  // warm-up (caches, pages, thread team)
+  RunRoof(r, a, b, c, n, threads);
+  std::vector<double> rates;
+  for (int s = 0; s < samples; ++s) {
+    size_t calls = 0;
+    const auto t0 = clock::now();
+    double elapsed = 0;
+    do {
+      RunRoof(r, a, b, c, n, threads);
+      ++calls;
+      elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+    } while (elapsed * 1e3 < ms);
+    rates.push_back(RoofBytes(r, n) * static_cast<double>(calls) / elapsed);
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+}  // namespace
+
+double LimitBytesPerSecond(size_t n, int threads) {
+  static std::mutex mu;
+  static std::map<std::pair<size_t, int>, double> memo;
+  n = std::max<size_t>(n, 1);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = memo.find({n, threads});
+    if (it != memo.end()) return it->second;
+  }
+  auto buf = GetRoofBuffers(n);
+  const double ms = Flags().limit_ms;
+  const double plain = MeasureRoof(Roof::kStreamPlain, *buf, n, threads, ms, 7);
+  const double nt = MeasureRoof(Roof::kStreamNt, *buf, n, threads, ms, 7);
+  const double best = std::max(plain, nt);
+  std::lock_guard<std::mutex> lock(mu);
+  memo[{n, threads}] = best;
+  return best;
+}
+
+void SetCounters(benchmark::State& st, double seconds, double bytes_per_call, double items_per_call,
+                 size_t n, int threads) {
+  if (st.iterations() == 0 || seconds <= 0) return;
+  const double iters = static_cast<double>(st.iterations());
+  const double bps = bytes_per_call * iters / seconds;
+  const double limit = LimitBytesPerSecond(n, threads);
+  const size_t n_same = std::max<size_t>(1, static_cast<size_t>(bytes_per_call / 12.0 + 0.5));
+  const double limit_same = n_same == n ? limit : LimitBytesPerSecond(n_same, threads);
+  st.counters["bytes_per_second"] = benchmark::Counter(bps, benchmark::Counter::kDefaults,
+                                                       benchmark::Counter::kIs1024);
+  st.counters["items_per_second"] = benchmark::Counter(items_per_call * iters / seconds);
+  st.counters["pct_of_bandwidth"] = benchmark::Counter(100.0 * bps / limit);
+  st.counters["pct_of_bandwidth_same_bytes"] = benchmark::Counter(100.0 * bps / limit_same);
+  st.counters["roof_bytes_per_second"] = benchmark::Counter(limit, benchmark::Counter::kDefaults,
+                                                            benchmark::Counter::kIs1024);
+}
+
+std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads) {
+  return kind + "/" + subject + "/n:" + std::to_string(n) + "/thr:" + std::to_string(threads);
+}
+
+// ---------------------------------------------------------------- roof benchmarks
+void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads) {
+  for (Roof r : {Roof::kMemcpy, Roof::kStreamPlain, Roof::kStreamNt}) {
+    for (size_t n : sizes) {
+      for (int t : threads) {
+        benchmark::RegisterBenchmark(BenchName("roof", RoofName(r), n, t).c_str(),
+                                     [r, n, t](benchmark::State& st) {
+                                       auto buf = GetRoofBuffers(n);
+                                       const float* a = buf->a.as<float>();
+                                       const float* b = buf->b.as<float>();
+                                       float* c = buf->c.as<float>();
+                                       RunRoof(r, a, b, c, n, t);
+                                       const double s = TimedLoop(st, [&] { RunRoof(r, a, b, c, n, t); });
+                                       SetCounters(st, s, RoofBytes(r, n), static_cast<double>(n), n, t);
+                                     });
+      }
+    }
+  }
+}
+
+}  // namespace actgrad::bench

@@ -1,0 +1,143 @@
+// oneDNN's eltwise backward on our buffers (user-pointer memory objects, no
+// copy): gelu_erf (gelu_tanh for the tanh mode), hardswish, and
+// elu_use_dst_for_bwd with alpha = SELU's alpha*scale as the SELU peer.
+// oneDNN has no SELU: elu_use_dst computes g*(y + alpha*scale) for y <= 0
+// like SELU's backward but g (not g*scale) for y > 0, one multiply fewer on
+// that branch; the memory traffic and the branch structure are the same.
+// oneDNN has no softshrink and no logit: those ops have no oneDNN peer.
+#include <omp.h>
+
+#include <dnnl.hpp>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <mutex>
+#include <string>
+
+#include "peers/peer.h"
+#include "peers/peers_internal.h"
+
+namespace actgrad::peers {
+namespace {
+
+constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
+constexpr float kSeluScale = 1.0507009873554804934193349852946f;
+
+bool DataTypeOf(DType dt, dnnl::memory::data_type* out) {
+  switch (dt) {
+    case DType::kF32: *out = dnnl::memory::data_type::f32; return true;
+    case DType::kF16: *out = dnnl::memory::data_type::f16; return true;
+    case DType::kBF16: *out = dnnl::memory::data_type::bf16; return true;
+    default: return false;
+  }
+}
+
+struct Alg {
+  dnnl::algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+  bool use_dst = false;
+};
+
+bool AlgOf(Op op, const OpParams& p, Alg* a) {
+  switch (op) {
+    case Op::kGeluBwd:
+      a->alg = p.gelu_approx == GeluApprox::kTanh ? dnnl::algorithm::eltwise_gelu_tanh
+                                                  : dnnl::algorithm::eltwise_gelu_erf;
+      return true;
+    case Op::kHardswishBwd:
+      a->alg = dnnl::algorithm::eltwise_hardswish;  // alpha, beta ignored by oneDNN 2.6
+      a->alpha = 1.f / 6.f;
+      a->beta = 0.5f;
+      return true;
+    case Op::kSeluBwd:
+      a->alg = dnnl::algorithm::eltwise_elu_use_dst_for_bwd;
+      a->alpha = kSeluAlpha * kSeluScale;
+      a->use_dst = true;
+      return true;
+    default:
+      return false;
+  }
+}
+
+class DnnlPeer final : public Peer {
+ public:
+  DnnlPeer() : eng_(dnnl::engine::kind::cpu, 0), stream_(eng_) {}
+
+  std::string Name() const override { return "dnnl"; }
+
+  bool Supports(Op op, DType dtype, const OpParams& p) const override {
+    dnnl::memory::data_type dt;
+    Alg a;
+    if (!DataTypeOf(dtype, &dt) || !AlgOf(op, p, &a)) return false;
+    const int key = static_cast<int>(op) * 16 + static_cast<int>(dtype) * 2 +
+                    (p.gelu_approx == GeluApprox::kTanh ? 1 : 0);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = probed_.find(key);
+    if (it != probed_.end()) return it->second;
+    bool ok = true;
+    try {
+      (void)MakePd(dt, a, 64);
+    } catch (const dnnl::error&) {
+      ok = false;  // e.g. f16 eltwise backward on CPU in oneDNN 2.6
+    }
+    probed_[key] = ok;
+    return ok;
+  }
+
+  std::function<void()> Prepare(Op op, DType dtype, size_t n, const void* g, const void* x, void* out,
+                                const OpParams& p, int threads) override {
+    if (!Supports(op, dtype, p)) return {};
+    dnnl::memory::data_type dt;
+    Alg a;
+    DataTypeOf(dtype, &dt);
+    AlgOf(op, p, &a);
+    try {
+      auto pd = MakePd(dt, a, n);
+      auto prim = std::make_shared<dnnl::eltwise_backward>(pd);
+      const dnnl::memory::desc md = pd.diff_src_desc();
+      dnnl::memory mg(md, eng_, const_cast<void*>(g));
+      dnnl::memory mx(md, eng_, const_cast<void*>(x));
+      dnnl::memory mo(md, eng_, out);
+      auto args = std::make_shared<std::unordered_map<int, dnnl::memory>>();
+      (*args)[a.use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC] = mx;
+      (*args)[DNNL_ARG_DIFF_DST] = mg;
+      (*args)[DNNL_ARG_DIFF_SRC] = mo;
+      const int t = threads < 1 ? 1 : threads;
+      dnnl::stream* s = &stream_;
+      return [prim, args, t, s]() {
+        // oneDNN's OpenMP runtime uses omp_get_max_threads() of the caller.
+        omp_set_num_threads(t);
+        prim->execute(*s, *args);
+        s->wait();
+      };
+    } catch (const dnnl::error&) {
+      return {};
+    }
+  }
+
+ private:
+  dnnl::eltwise_backward::primitive_desc MakePd(dnnl::memory::data_type dt, const Alg& a, size_t n) const {
+    const dnnl::memory::desc md({static_cast<dnnl::memory::dim>(n)}, dt, dnnl::memory::format_tag::a);
+    dnnl::eltwise_forward::desc fwd(dnnl::prop_kind::forward_training, a.alg, md, a.alpha, a.beta);
+    dnnl::eltwise_forward::primitive_desc fwd_pd(fwd, eng_);
+    dnnl::eltwise_backward::desc bwd(a.alg, md, md, a.alpha, a.beta);
+    return dnnl::eltwise_backward::primitive_desc(bwd, eng_, fwd_pd);
+  }
+
+  dnnl::engine eng_;
+  dnnl::stream stream_;
+  mutable std::mutex mu_;
+  mutable std::map<int, bool> probed_;
+};
+
+}  // namespace
+
+std::unique_ptr<Peer> MakeDnnlPeer() { return std::make_unique<DnnlPeer>(); }
+
+std::string DnnlVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " (" + (v->cpu_runtime == DNNL_RUNTIME_OMP ? "omp" : "other") + " runtime)";
+}
+
+}  // namespace actgrad::peers

@@ -1,0 +1,171 @@
+// PyTorch's CPU kernels (libtorch / ATen) on our buffers, wrapped without a
+// copy (at::from_blob). Where ATen has a structured out= kernel we write into
+// the caller's `out` buffer (gelu, elu, softshrink, logit); hardswish_backward
+// has only the functional form in PyTorch 1.13 (its out= overload computes a
+// temporary and copies it), so that peer allocates its result per call as
+// PyTorch's autograd does. To time the kernel and not glibc's mmap/munmap and
+// page faults of a fresh 64 MB block, the peer installs a small caching CPU
+// allocator (freed blocks are reused by size): PyTorch's best case.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/version.h>
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "peers/peer.h"
+#include "peers/peers_internal.h"
+
+namespace actgrad::peers {
+namespace {
+
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+bool ScalarTypeOf(DType dt, at::ScalarType* st) {
+  switch (dt) {
+    case DType::kF32: *st = at::kFloat; return true;
+    case DType::kF16: *st = at::kHalf; return true;
+    case DType::kBF16: *st = at::kBFloat16; return true;
+    default: return false;
+  }
+}
+
+// One call of the op; `out` is written (or, for hardswish, replaced).
+void Call(Op op, const at::Tensor& g, const at::Tensor& x, at::Tensor& out, const OpParams& p) {
+  switch (op) {
+    case Op::kSeluBwd:
+      at::elu_backward_out(out, g, kSeluAlpha, kSeluScale, 1.0, /*is_result=*/true, x);
+      return;
+    case Op::kHardswishBwd:
+      out = at::hardswish_backward(g, x);
+      return;
+    case Op::kGeluBwd:
+      at::gelu_backward_out(out, g, x, p.gelu_approx == GeluApprox::kTanh ? "tanh" : "none");
+      return;
+    case Op::kSoftshrinkBwd:
+      at::softshrink_backward_out(out, g, x, static_cast<double>(p.lambd));
+      return;
+    case Op::kLogitGrad: {
+      c10::optional<double> eps;
+      if (p.eps >= 0) eps = static_cast<double>(p.eps);
+      at::logit_backward_out(out, g, x, eps);
+      return;
+    }
+  }
+}
+
+// Reuses freed blocks of the same size; never returns memory to the system.
+class CachingCpuAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const override {
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(n);
+      if (it != free_.end()) {
+        p = it->second;
+        free_.erase(it);
+      }
+    }
+    if (p == nullptr) p = c10::alloc_cpu(n);
+    return {p, new Block{this, p, n}, &Release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+ private:
+  struct Block {
+    const CachingCpuAllocator* owner;
+    void* p;
+    size_t n;
+  };
+  static void Release(void* ctx) {
+    Block* b = static_cast<Block*>(ctx);
+    {
+      std::lock_guard<std::mutex> lock(b->owner->mu_);
+      b->owner->free_.emplace(b->n, b->p);
+    }
+    delete b;
+  }
+  mutable std::mutex mu_;
+  mutable std::multimap<size_t, void*> free_;
+};
+
+class TorchPeer final : public Peer {
+ public:
+  std::string Name() const override { return "torch"; }
+
+  // Probed once per (op, dtype): PyTorch 1.13 lacks some reduced-precision
+  // CPU kernels ("not implemented for 'Half'").
+  bool Supports(Op op, DType dtype, const OpParams& p) const override {
+    at::ScalarType st;
+    if (!ScalarTypeOf(dtype, &st)) return false;
+    const int key = static_cast<int>(op) * 16 + static_cast<int>(dtype) * 2 +
+                    (p.gelu_approx == GeluApprox::kTanh ? 1 : 0);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = probed_.find(key);
+    if (it != probed_.end()) return it->second;
+    bool ok = true;
+    try {
+      auto opts = at::TensorOptions().dtype(st);
+      at::Tensor g = at::ones({64}, opts);
+      at::Tensor x = at::rand({64}, opts);
+      at::Tensor out = at::empty({64}, opts);
+      Call(op, g, x, out, p);
+    } catch (const c10::Error&) {
+      ok = false;
+    }
+    probed_[key] = ok;
+    return ok;
+  }
+
+  std::function<void()> Prepare(Op op, DType dtype, size_t n, const void* g, const void* x, void* out,
+                                const OpParams& p, int threads) override {
+    if (!Supports(op, dtype, p)) return {};
+    at::ScalarType st;
+    ScalarTypeOf(dtype, &st);
+    const int t = threads < 1 ? 1 : threads;
+    at::set_num_threads(t);
+    const auto opts = at::TensorOptions().dtype(st);
+    const int64_t len = static_cast<int64_t>(n);
+    at::Tensor tg = at::from_blob(const_cast<void*>(g), {len}, opts);
+    at::Tensor tx = at::from_blob(const_cast<void*>(x), {len}, opts);
+    at::Tensor to = at::from_blob(out, {len}, opts);
+    return [op, tg, tx, to, p, t]() mutable {
+      // Another peer (oneDNN) may have changed this thread's OpenMP default.
+      if (at::get_num_threads() != t) at::set_num_threads(t);
+      at::Tensor o = to;
+      Call(op, tg, tx, o, p);
+    };
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<int, bool> probed_;
+};
+
+}  // namespace
+
+std::unique_ptr<Peer> MakeTorchPeer() {
+  static CachingCpuAllocator* allocator = [] {
+    auto* a = new CachingCpuAllocator();
+    c10::SetCPUAllocator(a, /*priority=*/100);
+    return a;
+  }();
+  (void)allocator;
+  return std::make_unique<TorchPeer>();
+}
+
+std::string TorchVersion() {
+#ifdef TORCH_VERSION
+  return TORCH_VERSION;
+#else
+  return "libtorch";
+#endif
+}
+
+}  // namespace actgrad::peers

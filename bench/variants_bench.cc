@@ -1,0 +1,80 @@
+// actgrad-bench-variants: every supported variant of the variant list x size
+// x threads, plus the roofline loops and the peers on the same operands.
+//   variant/<variant name>/n:N/thr:T
+//   roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T
+//   peer/<peer>.<op>.<dtype>/n:N/thr:T
+// Own flags (before Google Benchmark's): see bench/common/bench_common.h.
+#include <omp.h>
+
+#include <set>
+#include <string>
+
+#include "common/bench_common.h"
+#include "tiling/dispatch.h"
+#include "variants/variant.h"
+
+namespace ab = actgrad::bench;
+
+namespace {
+
+void RegisterVariantBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads) {
+  const size_t chunk = ab::ChunkFlag();
+  for (const actgrad::Variant& v : actgrad::Variants()) {
+    if (!v.supported) continue;
+    const actgrad::Variant* vp = &v;
+    for (size_t n : sizes) {
+      for (int t : threads) {
+        benchmark::RegisterBenchmark(
+            ab::BenchName("variant", v.name, n, t).c_str(), [vp, n, t, chunk](benchmark::State& st) {
+              auto ops = ab::GetOperands(vp->op, vp->dtype, n);
+              actgrad::KernelArgs args{};
+              args.g = ops->g.data();
+              args.x = ops->x.data();
+              args.out = ops->out.data();
+              args.n = n;
+              args.params = ab::DefaultParams(vp->op);
+              args.params.gelu_approx = vp->gelu_mode;
+              args.tile = 0;
+              actgrad::RunVariant(*vp, args, t, chunk);  // warm-up
+              const double s = ab::TimedLoop(st, [&] { actgrad::RunVariant(*vp, args, t, chunk); });
+              const double es = static_cast<double>(actgrad::DTypeSize(vp->dtype));
+              ab::SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, t);
+            });
+      }
+    }
+  }
+}
+
+std::string VariantTargets() {
+  std::set<std::string> targets;
+  for (const actgrad::Variant& v : actgrad::Variants())
+    if (v.supported) targets.insert(v.target);
+  std::string s;
+  for (const auto& t : targets) s += (s.empty() ? "" : ",") + t;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ab::ParseOwnFlags(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  const auto sizes = ab::SweepSizes();
+  const auto threads = ab::SweepThreads();
+  ab::RegisterRoofBenchmarks(sizes, threads);
+  RegisterVariantBenchmarks(sizes, threads);
+  ab::RegisterPeerBenchmarks(sizes, threads);
+
+  ab::ContextInfo info;
+  info.tiling_table = actgrad::ActiveTableName();
+  info.variant_targets = VariantTargets();
+  info.peers = ab::PeerNames();
+  info.binary = "actgrad-bench-variants";
+  ab::AddContext(info);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,183 @@
+// The CANN runtime subset on the CPU: the device is this host, device memory
+// is host memory, a stream is an in-order queue whose tasks run at enqueue.
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "acl/acl.h"
+#include "runtime/error.h"
+#include "runtime/stream.h"
+
+using actgrad::rt::Fail;
+
+namespace actgrad::rt {
+namespace {
+std::mutex g_mu;
+bool g_initialized = false;
+std::unordered_map<void*, size_t>& Allocations() {
+  static auto* m = new std::unordered_map<void*, size_t>;
+  return *m;
+}
+std::unordered_set<Stream*>& Streams() {
+  static auto* s = new std::unordered_set<Stream*>;
+  return *s;
+}
+}  // namespace
+
+bool IsLiveStream(void* s) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return Streams().count(static_cast<Stream*>(s)) != 0;
+}
+
+void RecordStreamError(void* s, int code, const std::string& msg) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto* st = static_cast<Stream*>(s);
+  if (Streams().count(st) && st->deferred_error == 0) {
+    st->deferred_error = code;
+    st->deferred_message = msg;
+  }
+}
+}  // namespace actgrad::rt
+
+using namespace actgrad::rt;
+
+extern "C" {
+
+size_t aclDataTypeSize(aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
+    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
+    case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
+    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+  }
+}
+
+aclError aclInit(const char*) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_initialized) return Fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialized");
+  g_initialized = true;
+  return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_initialized = false;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t id) {
+  if (id != 0) return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: device %d does not exist (the CPU is device 0)", id);
+  return ACL_SUCCESS;
+}
+aclError aclrtResetDevice(int32_t id) {
+  if (id != 0) return Fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: device %d does not exist", id);
+  return ACL_SUCCESS;
+}
+aclError aclrtGetDevice(int32_t* id) {
+  if (!id) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
+  *id = 0;
+  return ACL_SUCCESS;
+}
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (!count) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
+  *count = 1;
+  return ACL_SUCCESS;
+}
+aclError aclrtGetRunMode(aclrtRunMode* mode) {
+  if (!mode) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
+  *mode = ACL_HOST;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStream(aclrtStream* stream) {
+  if (!stream) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
+  auto* s = new Stream;
+  std::lock_guard<std::mutex> lock(g_mu);
+  Streams().insert(s);
+  *stream = s;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto* s = static_cast<Stream*>(stream);
+  if (!Streams().erase(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream");
+  delete s;
+  return ACL_SUCCESS;
+}
+
+// Work already ran in order at enqueue; report (once) the first deferred error.
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto* s = static_cast<Stream*>(stream);
+  if (stream == nullptr) return ACL_SUCCESS;  // the default stream
+  if (!Streams().count(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
+  if (s->deferred_error != 0) {
+    const int code = s->deferred_error;
+    Fail(code, "%s", s->deferred_message.c_str());
+    s->deferred_error = 0;
+    s->deferred_message.clear();
+    return code;
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
+
+aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy) {
+  if (!ptr) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is null");
+  if (size == 0) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size is 0");
+  if (int(policy) < 0 || int(policy) > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
+    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: unknown policy %d", int(policy));
+  // 64-byte aligned like device memory (and AVX-512 loads).
+  void* p = std::aligned_alloc(64, (size + 63) / 64 * 64);
+  if (!p) return Fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: out of memory (%zu bytes)", size);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Allocations()[p] = size;
+  *ptr = p;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFree(void* ptr) {
+  if (!ptr) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!Allocations().erase(ptr)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: pointer was not allocated by aclrtMalloc");
+  }
+  std::free(ptr);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMallocHost(void** ptr, size_t size) { return aclrtMalloc(ptr, size, ACL_MEM_MALLOC_NORMAL_ONLY); }
+aclError aclrtFreeHost(void* ptr) { return aclrtFree(ptr); }
+
+aclError aclrtMemcpy(void* dst, size_t dest_max, const void* src, size_t count, aclrtMemcpyKind kind) {
+  if (int(kind) < ACL_MEMCPY_HOST_TO_HOST || int(kind) > ACL_MEMCPY_DEFAULT)
+    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: unknown kind %d", int(kind));
+  if (count == 0) return ACL_SUCCESS;
+  if (!dst || !src) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: %s is null", dst ? "src" : "dst");
+  if (count > dest_max)
+    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count %zu exceeds destMax %zu", count, dest_max);
+  std::memmove(dst, src, count);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream) {
+  if (stream && !IsLiveStream(stream)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: not a live stream");
+  return aclrtMemcpy(dst, dest_max, src, count, kind);
+}
+
+aclError aclrtMemset(void* ptr, size_t max_count, int32_t value, size_t count) {
+  if (count == 0) return ACL_SUCCESS;
+  if (!ptr) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is null");
+  if (count > max_count) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count %zu exceeds maxCount %zu", count, max_count);
+  std::memset(ptr, value, count);
+  return ACL_SUCCESS;
+}
+
+}  // extern "C"

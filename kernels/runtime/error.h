@@ -1,0 +1,13 @@
+// Status + message for the acl/aclnn entry points (aclGetRecentErrMsg).
+#pragma once
+#include <cstdarg>
+#include <string>
+
+namespace actgrad::rt {
+
+// Records a message for aclGetRecentErrMsg and returns code (printf-style).
+int Fail(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void ClearError();
+const char* RecentError();
+
+}  // namespace actgrad::rt

@@ -1,0 +1,279 @@
+#include "runtime/plan.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "actgrad/half.h"
+#include "aclnn/aclnn_base.h"
+#include "runtime/error.h"
+#include "runtime/objects.h"
+#include "tiling/dispatch.h"
+
+namespace actgrad::rt {
+
+bool ToDType(int acl_dtype, DType* out) {
+  switch (acl_dtype) {
+    case ACL_FLOAT: *out = DType::kF32; return true;
+    case ACL_FLOAT16: *out = DType::kF16; return true;
+    case ACL_BF16: *out = DType::kBF16; return true;
+    case ACL_INT32: *out = DType::kI32; return true;
+    case ACL_INT8: *out = DType::kI8; return true;
+    default: return false;
+  }
+}
+
+int CheckTensor(const char* op, const char* name, const aclTensor* t) {
+  if (t->dims.size() > size_t(kMaxDims))
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, name, t->dims.size(),
+                kMaxDims);
+  uint64_t numel = 1;
+  for (size_t i = 0; i < t->dims.size(); ++i) {
+    if (t->dims[i] < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative dim %zu (%lld)", op, name, i, (long long)t->dims[i]);
+    numel *= uint64_t(t->dims[i]);
+  }
+  if (numel == 0) return ACLNN_SUCCESS;  // empty: never touched
+  if (t->offset < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative offset %lld", op, name, (long long)t->offset);
+  int64_t storage = 1;
+  for (int64_t d : t->storage_dims) {
+    if (d < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a negative storage dim", op, name);
+    storage *= d;
+  }
+  int64_t lo = t->offset, hi = t->offset;
+  for (size_t i = 0; i < t->dims.size(); ++i) {
+    const int64_t span = (t->dims[i] - 1) * t->strides[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (lo < 0 || hi >= storage)
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                "%s: %s view (offset %lld, elements %lld..%lld) does not fit its storage of %lld elements", op, name,
+                (long long)t->offset, (long long)lo, (long long)hi, (long long)storage);
+  if (!t->data) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (null tensorData)", op, name);
+  return ACLNN_SUCCESS;
+}
+
+int CheckNoSelfOverlap(const char* op, const aclTensor* out) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size)
+  for (size_t i = 0; i < out->dims.size(); ++i)
+    if (out->dims[i] > 1) dims.emplace_back(std::llabs(out->strides[i]), out->dims[i]);
+  std::sort(dims.begin(), dims.end());
+  int64_t extent = 1;  // elements spanned by the dims so far
+  for (auto [stride, size] : dims) {
+    if (stride < extent)
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the output view overlaps itself (stride %lld)", op, (long long)stride);
+    extent = stride * (size - 1) + extent;
+  }
+  return ACLNN_SUCCESS;
+}
+
+int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out) {
+  const size_t n = std::max(a->dims.size(), b->dims.size());
+  out->assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a->dims.size() ? 1 : a->dims[i - (n - a->dims.size())];
+    const int64_t db = i < n - b->dims.size() ? 1 : b->dims[i - (n - b->dims.size())];
+    if (da != db && da != 1 && db != 1)
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: shapes do not broadcast (dim %zu: %lld vs %lld)", op, i,
+                  (long long)da, (long long)db);
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return ACLNN_SUCCESS;
+}
+
+namespace {
+
+// Strides of t seen as a tensor of shape `shape` (right-aligned broadcast).
+std::vector<int64_t> BroadcastStrides(const aclTensor* t, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 0);
+  const size_t lead = shape.size() - t->dims.size();
+  for (size_t i = 0; i < t->dims.size(); ++i)
+    s[lead + i] = (t->dims[i] == 1 && shape[lead + i] != 1) ? 0 : t->strides[i];
+  return s;
+}
+
+OperandView MakeOperand(const aclTensor* t, const std::vector<int64_t>& shape) {
+  OperandView v;
+  ToDType(t->dtype, &v.dtype);
+  v.base = static_cast<char*>(t->data) + t->offset * int64_t(DTypeSize(v.dtype));
+  v.strides = BroadcastStrides(t, shape);
+  return v;
+}
+
+}  // namespace
+
+void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTensor* out) {
+  std::vector<int64_t> shape = out->dims;
+  OperandView ops[3] = {MakeOperand(g, shape), MakeOperand(x, shape), MakeOperand(out, shape)};
+  plan->numel = 1;
+  for (int64_t d : shape) plan->numel *= uint64_t(d);
+  for (auto& o : ops)
+    for (int64_t s : o.strides) plan->broadcast |= (s == 0);
+
+  // Coalesce: drop size-1 dims, merge a dim into the next when every operand
+  // walks them as one.
+  std::vector<int64_t> cs;
+  std::vector<std::vector<int64_t>> cst(3);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    bool merge = !cs.empty();
+    for (int k = 0; k < 3 && merge; ++k) merge = cst[k].back() == ops[k].strides[i] * shape[i];
+    if (merge) {
+      cs.back() *= shape[i];
+      for (int k = 0; k < 3; ++k) cst[k].back() = ops[k].strides[i];
+    } else {
+      cs.push_back(shape[i]);
+      for (int k = 0; k < 3; ++k) cst[k].push_back(ops[k].strides[i]);
+    }
+  }
+  if (cs.empty()) {
+    cs.push_back(1);
+    for (int k = 0; k < 3; ++k) cst[k].push_back(1);
+  }
+  plan->shape = cs;
+  for (int k = 0; k < 3; ++k) {
+    ops[k].strides = cst[k];
+    bool flat = ops[k].dtype == plan->dtype;
+    int64_t expect = 1;
+    for (size_t i = cs.size(); i-- > 0 && flat;) {
+      flat = cs[i] == 1 || ops[k].strides[i] == expect;
+      expect *= cs[i];
+    }
+    ops[k].flat = flat;
+  }
+  plan->g = ops[0];
+  plan->x = ops[1];
+  plan->out = ops[2];
+
+  const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
+  const KernelChoice choice =
+      ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
+  plan->variant = choice.variant;
+  plan->threads = choice.threads;
+  plan->chunk = choice.chunk;
+  plan->workspace = fast ? 0 : uint64_t(std::max(1, plan->threads)) * 3 * kBlockElems * DTypeSize(plan->dtype);
+}
+
+namespace {
+
+float LoadAsFloat(const char* p, DType t) {
+  switch (t) {
+    case DType::kF32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); return HalfToFloat(h); }
+    case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); return BF16ToFloat(h); }
+    default: return 0.0f;
+  }
+}
+
+void StoreFloat(char* p, DType t, float f) {
+  switch (t) {
+    case DType::kF32: std::memcpy(p, &f, 4); break;
+    case DType::kF16: { const uint16_t h = FloatToHalf(f); std::memcpy(p, &h, 2); break; }
+    case DType::kBF16: { const uint16_t h = FloatToBF16(f); std::memcpy(p, &h, 2); break; }
+    default: break;
+  }
+}
+
+template <size_t kSize>
+void StridedCopy(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_stride * int64_t(kSize), src + i * src_stride * int64_t(kSize), kSize);
+}
+
+// Walks the elements [start, start+len) of the plan's index space in runs
+// along the innermost dim, calling fn(element offset of v, run start, run length).
+template <class Fn>
+void ForEachRun(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, uint64_t start, uint64_t len,
+                Fn&& fn) {
+  const size_t nd = shape.size();
+  int64_t idx[kMaxDims + 1];
+  uint64_t rest = start;
+  int64_t off = 0;
+  for (size_t i = nd; i-- > 0;) {
+    idx[i] = int64_t(rest % uint64_t(shape[i]));
+    rest /= uint64_t(shape[i]);
+    off += idx[i] * strides[i];
+  }
+  uint64_t done = 0;
+  while (done < len) {
+    const int64_t run = std::min<int64_t>(shape[nd - 1] - idx[nd - 1], int64_t(len - done));
+    fn(off, done, run);
+    done += uint64_t(run);
+    off += run * strides[nd - 1];
+    idx[nd - 1] += run;
+    for (size_t i = nd - 1; i > 0 && idx[i] == shape[i]; --i) {
+      off -= idx[i] * strides[i];
+      idx[i] = 0;
+      ++idx[i - 1];
+      off += strides[i - 1];
+    }
+  }
+}
+
+// Copies operand elements [start, start+len) into dst (compute dtype `to`).
+void Gather(const Plan& p, const OperandView& v, uint64_t start, uint64_t len, char* dst) {
+  const size_t in_size = DTypeSize(v.dtype), out_size = DTypeSize(p.dtype);
+  const int64_t inner = v.strides.back();
+  ForEachRun(p.shape, v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+    const char* src = v.base + off * int64_t(in_size);
+    char* d = dst + at * out_size;
+    if (v.dtype == p.dtype) {
+      if (inner == 1) std::memcpy(d, src, size_t(run) * in_size);
+      else if (in_size == 4) StridedCopy<4>(d, 1, src, inner, run);
+      else if (in_size == 2) StridedCopy<2>(d, 1, src, inner, run);
+      else StridedCopy<1>(d, 1, src, inner, run);
+    } else {  // GELU's dtype promotion
+      for (int64_t i = 0; i < run; ++i)
+        StoreFloat(d + i * int64_t(out_size), p.dtype, LoadAsFloat(src + i * inner * int64_t(in_size), v.dtype));
+    }
+  });
+}
+
+void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
+  const OperandView& v = p.out;
+  const size_t size = DTypeSize(p.dtype);
+  const int64_t inner = v.strides.back();
+  ForEachRun(p.shape, v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+    char* d = v.base + off * int64_t(size);
+    const char* s = src + at * size;
+    if (inner == 1) std::memcpy(d, s, size_t(run) * size);
+    else if (size == 4) StridedCopy<4>(d, inner, s, 1, run);
+    else if (size == 2) StridedCopy<2>(d, inner, s, 1, run);
+    else StridedCopy<1>(d, inner, s, 1, run);
+  });
+}
+
+}  // namespace
+
+void Execute(const Plan& p, void* workspace) {
+  if (p.numel == 0) return;
+  const Variant& v = *p.variant;
+  KernelArgs args{p.g.base, p.x.base, p.out.base, size_t(p.numel), p.params, 0};
+  if (p.g.flat && p.x.flat && p.out.flat) {
+    RunVariant(v, args, p.threads, p.chunk);
+    return;
+  }
+  const size_t esize = DTypeSize(p.dtype);
+  const int64_t blocks = int64_t((p.numel + kBlockElems - 1) / kBlockElems);
+  const int threads = int(std::min<int64_t>(std::max(1, p.threads), blocks));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    char* buf = static_cast<char*>(workspace) + size_t(omp_get_thread_num()) * 3 * kBlockElems * esize;
+    const uint64_t start = uint64_t(b) * kBlockElems;
+    const uint64_t len = std::min<uint64_t>(kBlockElems, p.numel - start);
+    KernelArgs a = args;
+    a.n = size_t(len);
+    char* gb = buf;
+    char* xb = buf + kBlockElems * esize;
+    char* ob = buf + 2 * kBlockElems * esize;
+    if (p.g.flat) a.g = p.g.base + start * esize;
+    else Gather(p, p.g, start, len, gb), a.g = gb;
+    if (p.x.flat) a.x = p.x.base + start * esize;
+    else Gather(p, p.x, start, len, xb), a.x = xb;
+    a.out = p.out.flat ? p.out.base + start * esize : ob;
+    v.fn(a);
+    if (!p.out.flat) Scatter(p, ob, start, len);
+  }
+}
+
+}  // namespace actgrad::rt

@@ -1,0 +1,56 @@
+// Phase one builds a Plan (validated shapes, coalesced dims, the chosen
+// kernel); phase two executes it: contiguous operands go straight to the
+// variant, strided/broadcast/promoted ones through contiguous blocks.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "actgrad/types.h"
+#include "variants/variant.h"
+
+struct aclTensor;
+
+namespace actgrad::rt {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread
+
+struct OperandView {
+  char* base = nullptr;  // data + offset * element size
+  DType dtype = DType::kF32;
+  std::vector<int64_t> strides;  // in elements, one per plan dim (0 = broadcast)
+  bool flat = false;             // contiguous over the whole plan in the compute dtype
+};
+
+struct Plan {
+  Op op = Op::kSeluBwd;
+  OpParams params;
+  DType dtype = DType::kF32;   // compute and output dtype
+  std::vector<int64_t> shape;  // coalesced output shape (at least one dim)
+  uint64_t numel = 0;
+  OperandView g, x, out;
+  const Variant* variant = nullptr;
+  int threads = 1;
+  size_t chunk = 0;
+  uint64_t workspace = 0;      // bytes phase two needs (gather buffers)
+  bool broadcast = false;
+};
+
+// Validation of one tensor for an op: dims 0..8, no negative dim, a view
+// that fits its storage, a non-null buffer when non-empty. Returns a status.
+int CheckTensor(const char* op, const char* name, const aclTensor* t);
+// Output views must not overlap themselves (a stride-0 or interleaved view).
+int CheckNoSelfOverlap(const char* op, const aclTensor* out);
+// NumPy broadcast of two shapes; returns a status.
+int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out);
+// Maps ACL dtypes onto kernel dtypes; false for anything else.
+bool ToDType(int acl_dtype, DType* out);
+
+// Fills plan.shape/operands from out's shape and the two inputs (each
+// broadcast to it), coalesces dims and picks the kernel.
+void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTensor* out);
+
+// Runs the plan; workspace holds plan.workspace bytes.
+void Execute(const Plan& plan, void* workspace);
+
+}  // namespace actgrad::rt

@@ -1,0 +1,261 @@
+// The one kernel template: streams n elements of g and x through an op's
+// vector body. Policies: storage type T (float, float16_t, bfloat16_t), the
+// upcast strategy (per vector in registers, or staged through an fp32 tile),
+// unroll (vectors per iteration) and non-temporal stores.
+#if defined(ACTGRAD_DRIVER_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ACTGRAD_DRIVER_INL_H_
+#undef ACTGRAD_DRIVER_INL_H_
+#else
+#define ACTGRAD_DRIVER_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "ops/ops-inl.h"
+#include "variants/variant.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace actgrad {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+enum class Upcast { kNone, kReg, kStaged };
+
+// ---- loads and stores of fp32 lanes from/to storage type T ----------------
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadF(DF df, const float* p) { return hn::LoadU(df, p); }
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadF(DF df, const hwy::float16_t* p) {
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), p));
+}
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadF(DF df, const hwy::bfloat16_t* p) {
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::bfloat16_t, DF>(), p));
+}
+
+// fp32 -> bf16 with round-to-nearest-even (Highway 1.0.3's DemoteTo
+// truncates, which costs a whole bf16 ulp); NaN stays a quiet NaN.
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBF16Bits(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  auto rounded = hn::Add(hn::Add(bits, hn::Set(du, 0x7FFFu)), lsb);
+  rounded = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x00400000u)), rounded);
+  return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), hn::BitCast(di, hn::ShiftRight<16>(rounded)));
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBits(DF df, hn::Vec<DF> v, const hwy::float16_t*) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::BitCast(hn::Rebind<uint16_t, DF>(), hn::DemoteTo(dh, v));
+}
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBits(DF df, hn::Vec<DF> v, const hwy::bfloat16_t*) {
+  return DemoteBF16Bits(df, v);
+}
+
+template <class DF>
+HWY_INLINE void StoreF(DF df, hn::Vec<DF> v, float* p) { hn::StoreU(v, df, p); }
+template <class DF, typename T>
+HWY_INLINE void StoreF(DF df, hn::Vec<DF> v, T* p) {
+  hn::StoreU(DemoteBits(df, v, p), hn::Rebind<uint16_t, DF>(), reinterpret_cast<uint16_t*>(p));
+}
+
+// ---- the contiguous kernel -------------------------------------------------
+// Elements [0, m) with m < one full vector: through an aligned stack buffer,
+// so tails run the very same vector code as the body (same results).
+template <class Op, typename T, class DF>
+HWY_INLINE void PartialVector(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m) {
+  constexpr size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  HWY_ALIGN T gb[kMax] = {};
+  HWY_ALIGN T xb[kMax] = {};
+  HWY_ALIGN T ob[kMax];
+  std::memcpy(gb, g, m * sizeof(T));
+  std::memcpy(xb, x, m * sizeof(T));
+  StoreF(df, Op::Apply(df, LoadF(df, gb), LoadF(df, xb), c), ob);
+  std::memcpy(out, ob, m * sizeof(T));
+}
+
+// Any m: whole vectors with ordinary stores, then the partial rest.
+template <class Op, typename T, class DF>
+HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m) {
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + N <= m; i += N) StoreF(df, Op::Apply(df, LoadF(df, g + i), LoadF(df, x + i), c), out + i);
+  if (i < m) PartialVector<Op>(df, c, g + i, x + i, out + i, m - i);
+}
+
+template <class Op, typename T, int kUnroll, bool kNT>
+HWY_NOINLINE void RunInRegisters(const T* g, const T* x, T* out, size_t n,
+                                 const OpParams& p) {
+  const hn::ScalableTag<float> df;
+  const size_t N = hn::Lanes(df);
+  const auto c = MakeConsts(df, p);
+  size_t i = 0;
+  if constexpr (kNT) {
+    // Peel until the output is aligned for streaming stores.
+    const size_t align = N * 4;  // bytes of one full vector
+    const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
+    size_t head = mis ? (align - mis) / sizeof(T) : 0;
+    if (reinterpret_cast<uintptr_t>(out) % sizeof(T)) head = n;  // cannot align: no streaming
+    head = std::min(head, n);
+    Remainder<Op>(df, c, g, x, out, head);
+    i = head;
+    static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
+  }
+  const size_t step = kUnroll * N;
+  for (; i + step <= n; i += step) {
+#if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
+    if constexpr (kNT && sizeof(T) == 2) {
+      const hn::Repartition<uint16_t, decltype(df)> du16;
+      for (int k = 0; k < kUnroll; k += 2) {
+        const size_t o0 = i + k * N, o1 = o0 + N;
+        const auto r0 = Op::Apply(df, LoadF(df, g + o0), LoadF(df, x + o0), c);
+        const auto r1 = Op::Apply(df, LoadF(df, g + o1), LoadF(df, x + o1), c);
+        const auto both = hn::Combine(du16, DemoteBits(df, r1, out), DemoteBits(df, r0, out));
+        hn::Stream(both, du16, reinterpret_cast<uint16_t*>(out + o0));
+      }
+    } else
+#endif
+    {
+      for (int k = 0; k < kUnroll; ++k) {
+        const size_t o = i + k * N;
+        const auto r = Op::Apply(df, LoadF(df, g + o), LoadF(df, x + o), c);
+        if constexpr (kNT) hn::Stream(r, df, reinterpret_cast<float*>(out + o));
+        else StoreF(df, r, out + o);
+      }
+    }
+  }
+  Remainder<Op>(df, c, g + i, x + i, out + i, n - i);
+  if constexpr (kNT) hwy::FlushStream();
+}
+
+// ---- conversion loops for the staged strategy ------------------------------
+template <typename T>
+HWY_INLINE void ToF32(const T* src, float* dst, size_t m) {
+  const hn::ScalableTag<float> df;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + N <= m; i += N) hn::Store(LoadF(df, src + i), df, dst + i);
+  for (; i < m; ++i) {
+    HWY_ALIGN T one[HWY_MAX_BYTES / sizeof(float)] = {};
+    one[0] = src[i];
+    dst[i] = hn::GetLane(LoadF(df, one));
+  }
+}
+
+template <typename T>
+HWY_INLINE void FromF32(const float* src, T* dst, size_t m) {
+  const hn::ScalableTag<float> df;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + N <= m; i += N) StoreF(df, hn::Load(df, src + i), dst + i);
+  if (i < m) {
+    HWY_ALIGN float in[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN T outb[HWY_MAX_BYTES / sizeof(float)];
+    std::memcpy(in, src + i, (m - i) * sizeof(float));
+    StoreF(df, hn::Load(df, in), outb);
+    std::memcpy(dst + i, outb, (m - i) * sizeof(T));
+  }
+}
+
+inline constexpr size_t kMaxStageTile = 8192;
+inline constexpr size_t kDefaultStageTile = 2048;
+
+// Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
+// cast back. The scratch lives per thread.
+template <class Op, typename T, int kUnroll>
+HWY_NOINLINE void RunStaged(const T* g, const T* x, T* out, size_t n, const OpParams& p, size_t tile) {
+  alignas(64) static thread_local float sg[kMaxStageTile];
+  alignas(64) static thread_local float sx[kMaxStageTile];
+  tile = tile ? std::min(tile, kMaxStageTile) : kDefaultStageTile;
+  for (size_t i = 0; i < n; i += tile) {
+    const size_t m = std::min(tile, n - i);
+    ToF32(g + i, sg, m);
+    ToF32(x + i, sx, m);
+    RunInRegisters<Op, float, kUnroll, false>(sg, sx, sg, m, p);
+    FromF32<T>(sg, out + i, m);
+  }
+}
+
+template <class Op, typename T, Upcast kUp, int kUnroll, bool kNT>
+void Kernel(const KernelArgs& a) {
+  const T* g = static_cast<const T*>(a.g);
+  const T* x = static_cast<const T*>(a.x);
+  T* out = static_cast<T*>(a.out);
+  if constexpr (kUp == Upcast::kStaged) {
+    static_assert(!kNT, "staged variants use ordinary stores");
+    RunStaged<Op, T, kUnroll>(g, x, out, a.n, a.params, a.tile);
+  } else {
+    RunInRegisters<Op, T, kUnroll, kNT>(g, x, out, a.n, a.params);
+  }
+}
+
+template <typename T> constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
+template <> constexpr DType DTypeOf<hwy::float16_t>() { return DType::kF16; }
+template <> constexpr DType DTypeOf<hwy::bfloat16_t>() { return DType::kBF16; }
+
+inline std::string ThisTargetName() {
+  std::string s = hwy::TargetName(HWY_TARGET);
+  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+template <class Op, typename T, Upcast kUp, int kUnroll, bool kNT>
+Variant MakeVariant(const char* approx, double claimed, GeluApprox mode) {
+  Variant v;
+  v.op = Op::kOp;
+  v.dtype = DTypeOf<T>();
+  v.upcast = kUp == Upcast::kNone ? "none" : kUp == Upcast::kReg ? "reg" : "staged";
+  v.approx = approx;
+  v.unroll = kUnroll;
+  v.target = ThisTargetName();
+  v.nt_stores = kNT;
+  v.gelu_mode = mode;
+  v.fn = &Kernel<Op, T, kUp, kUnroll, kNT>;
+  v.supported = (hwy::SupportedTargets() & HWY_TARGET) != 0;
+  v.claimed_max_err = claimed;
+  v.name = std::string(OpName(v.op)) + "." + std::string(DTypeName(v.dtype)) + "." + v.upcast + "." + approx +
+           ".u" + std::to_string(kUnroll) + "." + v.target + (kNT ? ".nt" : "");
+  return v;
+}
+
+// One line per (op policy, approximation): every dtype/upcast/unroll/store
+// combination of the variant space.
+template <class Op>
+void AppendFamily(std::vector<Variant>* out, const char* approx, double claimed, GeluApprox mode = GeluApprox::kNone) {
+  using F16 = hwy::float16_t;
+  using BF16 = hwy::bfloat16_t;
+#define ACTGRAD_UNROLLS(T, UP)                                               \
+  out->push_back(MakeVariant<Op, T, UP, 1, false>(approx, claimed, mode)); \
+  out->push_back(MakeVariant<Op, T, UP, 2, false>(approx, claimed, mode)); \
+  out->push_back(MakeVariant<Op, T, UP, 4, false>(approx, claimed, mode)); \
+  out->push_back(MakeVariant<Op, T, UP, 8, false>(approx, claimed, mode));
+#define ACTGRAD_STREAMING(T, UP)                                            \
+  out->push_back(MakeVariant<Op, T, UP, 2, true>(approx, claimed, mode)); \
+  out->push_back(MakeVariant<Op, T, UP, 4, true>(approx, claimed, mode));
+  ACTGRAD_UNROLLS(float, Upcast::kNone)
+  ACTGRAD_UNROLLS(F16, Upcast::kReg)
+  ACTGRAD_UNROLLS(F16, Upcast::kStaged)
+  ACTGRAD_UNROLLS(BF16, Upcast::kReg)
+  ACTGRAD_UNROLLS(BF16, Upcast::kStaged)
+#if HWY_TARGET != HWY_SCALAR
+  ACTGRAD_STREAMING(float, Upcast::kNone)
+  ACTGRAD_STREAMING(F16, Upcast::kReg)
+  ACTGRAD_STREAMING(BF16, Upcast::kReg)
+#endif
+#undef ACTGRAD_UNROLLS
+#undef ACTGRAD_STREAMING
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace actgrad
+HWY_AFTER_NAMESPACE();
+
+#endif  // ACTGRAD_DRIVER_INL_H_

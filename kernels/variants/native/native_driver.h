@@ -1,0 +1,153 @@
+// Internal to the native kernel files (compiled with AVX-512 flags): the
+// streaming loop shared by every native kernel, and scalar helpers.
+// Everything here has internal linkage (anonymous namespace) so that no
+// AVX-512 code is shared with other files through inline/COMDAT functions.
+#pragma once
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "variants/variant.h"
+
+namespace actgrad::native {
+namespace {
+
+// 32 lanes of 16 bits per 512-bit vector, for fp16 and bf16 alike.
+constexpr size_t kLanes = 32;
+
+inline __mmask32 FirstLanes(size_t m) {  // m < 32
+  return _cvtu32_mask32((1u << m) - 1u);
+}
+
+// The kernel loop. OpT: constructed once per call from the OpParams (it
+// broadcasts its constants), `__m512i operator()(__m512i g, __m512i x) const`
+// maps 32 packed 16-bit elements of g and x to 32 of out. U vectors per
+// iteration; NT: streaming stores in the main loop once `out` is 64-byte
+// aligned (a masked head gets it there). Tails use masked loads and stores,
+// so nothing outside [0, n) is read or written. out may alias g or x exactly:
+// every iteration loads all of its inputs before storing.
+template <class OpT, int U>
+inline void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, bool nt) {
+  __m512i gv[U], xv[U], r[U];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    gv[u] = _mm512_loadu_si512(g + u * kLanes);
+    xv[u] = _mm512_loadu_si512(x + u * kLanes);
+  }
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) r[u] = op(gv[u], xv[u]);
+  if (nt) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + u * kLanes), r[u]);
+  } else {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) _mm512_storeu_si512(out + u * kLanes, r[u]);
+  }
+}
+
+template <class OpT>
+inline void Partial(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t m) {
+  const __mmask32 k = FirstLanes(m);
+  const __m512i gv = _mm512_maskz_loadu_epi16(k, g);
+  const __m512i xv = _mm512_maskz_loadu_epi16(k, x);
+  _mm512_mask_storeu_epi16(out, k, op(gv, xv));
+}
+
+template <class OpT, int U, bool NT>
+void Kernel(const KernelArgs& a) {
+  const uint16_t* g = static_cast<const uint16_t*>(a.g);
+  const uint16_t* x = static_cast<const uint16_t*>(a.x);
+  uint16_t* out = static_cast<uint16_t*>(a.out);
+  const size_t n = a.n;
+  if (n == 0) return;
+  const OpT op(a.params);
+  constexpr size_t kStep = kLanes * U;
+  size_t i = 0;
+  bool streamed = false;
+  if constexpr (NT) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+    if ((addr & 1u) == 0 && n >= 2 * kStep) {
+      const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
+      if (head != 0) Partial(op, g, x, out, head);
+      i = head;
+      for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i, out + i, true);
+      streamed = true;
+    }
+  }
+  for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i, out + i, false);
+  if constexpr (U > 1) {
+    for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i, x + i, out + i, false);
+  }
+  if (i < n) Partial(op, g + i, x + i, out + i, n - i);
+  if (streamed) _mm_sfence();
+}
+
+// ---- scalar IEEE binary16 helpers (own copies: see the note at the top) ----
+inline uint32_t F32Bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float BitsF32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+
+inline float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu;
+  const uint32_t man = h & 0x3FFu;
+  if (exp == 0) {
+    const float v = float(man) * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return BitsF32(sign | 0x7F800000u | (man << 13));
+  return BitsF32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+// Round to nearest even (the scalar twin of vcvtps2ph).
+inline uint16_t FloatToHalfBits(float f) {
+  const uint32_t u = F32Bits(f);
+  const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  const uint32_t abs = u & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) return sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u | ((abs >> 13) & 0x3FFu) : 0u);
+  if (abs >= 0x477FF000u) return sign | 0x7C00u;
+  if (abs < 0x38800000u) {
+    const float v = BitsF32(abs) + 0.5f;
+    return sign | uint16_t(F32Bits(v) - 0x3F000000u);
+  }
+  const uint32_t rounded = abs + 0xFFFu + ((abs >> 13) & 1u);
+  return sign | uint16_t((rounded - 0x38000000u) >> 13);
+}
+
+// The next binary16 value toward -Inf / +Inf (h not NaN).
+inline uint16_t HalfNextDown(uint16_t h) {
+  if (h == 0x0000u) return 0x8001u;
+  return (h & 0x8000u) ? uint16_t(h + 1u) : uint16_t(h - 1u);
+}
+inline uint16_t HalfNextUp(uint16_t h) {
+  if (h == 0x8000u) return 0x0001u;
+  return (h & 0x8000u) ? uint16_t(h - 1u) : uint16_t(h + 1u);
+}
+
+// The largest binary16 <= f (for an fp16 x: x <= f  <=>  x <= FloorToHalf(f)).
+inline uint16_t FloorToHalfBits(float f) {
+  uint16_t h = FloatToHalfBits(f);
+  if (f != f) return h;
+  if (HalfBitsToFloat(h) > f) h = HalfNextDown(h);
+  return h;
+}
+// The smallest binary16 >= f (for an fp16 x: x < f  <=>  x < CeilToHalf(f)).
+inline uint16_t CeilToHalfBits(float f) {
+  uint16_t h = FloatToHalfBits(f);
+  if (f != f) return h;
+  if (HalfBitsToFloat(h) < f) h = HalfNextUp(h);
+  return h;
+}
+
+// LogitGrad's eps rules depend only on eps: resolved once per call.
+enum LogitMode : int { kLogitAllNaN, kLogitZero, kLogitDivZero, kLogitNeg, kLogitNonNeg };
+inline int LogitModeOf(float eps) {
+  if (eps != eps) return kLogitAllNaN;
+  if (eps > 1.0f) return eps == __builtin_inff() ? kLogitZero : kLogitAllNaN;
+  if (eps == 1.0f) return kLogitDivZero;
+  return eps < 0.0f ? kLogitNeg : kLogitNonNeg;
+}
+
+}  // namespace
+}  // namespace actgrad::native

@@ -1,0 +1,225 @@
+"""Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
+
+Exit codes: 0 success (compare: no significant regression), 1 compare found a
+significant regression, 2 bad input (the message names the file and the
+problem; nothing is written), 3 internal error.
+"""
+
+import argparse
+import os
+import re
+import sys
+import traceback
+
+from .errors import InputError, OutputError
+
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+PROG = "report"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository
+
+
+def _err(msg):
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
+
+
+def _pct(text):
+    from .compare import parse_threshold
+    return parse_threshold(text)
+
+
+def _regex(text, flag):
+    if text is None:
+        return None
+    try:
+        re.compile(text)
+    except re.error as e:
+        raise InputError(flag, f"bad regular expression {text!r}: {e}")
+    return text
+
+
+def cmd_plot(a):
+    from . import report
+    index, nfig, skipped, notes = report.build(a.files, a.out)
+    for what, why in skipped:
+        print(f"skipped {what}: {why}")
+    for n in notes:
+        print(f"note: {n}")
+    print(f"wrote {index} ({nfig} figures, PNG and SVG)")
+    return EXIT_OK
+
+
+def cmd_compare(a):
+    from . import compare
+    _regex(a.filter, "--filter")
+    return compare.run(a)
+
+
+def _resolve(run, doc, a):
+    from .history import parse_date
+    commit = a.commit or run.context.get("actgrad_git_commit")
+    machine = a.machine or run.context.get("actgrad_machine_id")
+    if not commit:
+        raise InputError(run.path, "no commit: the context has no actgrad_git_commit; pass --commit")
+    if not machine:
+        raise InputError(run.path, "no machine id: the context has no actgrad_machine_id; pass --machine")
+    if a.date:
+        date = parse_date(a.date, "--date")
+    elif run.context.get("date"):
+        date = parse_date(run.context["date"], f"{run.path}: context date")
+    else:
+        raise InputError(run.path, "no date: the context has no 'date'; pass --date")
+    return str(commit), str(machine), date
+
+
+def cmd_record(a):
+    from . import gbench
+    from .history import HistoryDB
+    loaded = []
+    for path in a.files:           # check every file before writing anything
+        doc = gbench.read_json(path)
+        run = gbench.parse(doc, path)
+        loaded.append((path, doc, run, _resolve(run, doc, a)))
+    with HistoryDB(a.db) as db:
+        for path, doc, run, (commit, machine, date) in loaded:
+            rid, inserted = db.record(run, doc["benchmarks"], commit, machine, date, source=os.path.basename(path))
+            if inserted:
+                print(f"recorded {path} as run {rid}: commit {commit}, machine {machine}, date {date}, "
+                      f"{len(run.benches)} benchmarks")
+            else:
+                print(f"{path}: already recorded as run {rid} (same results, commit and machine); nothing added")
+    return EXIT_OK
+
+
+def cmd_dashboard(a):
+    from . import dashboard
+    from .history import HistoryDB
+    _regex(a.filter, "--filter")
+    if a.min_segment < 2:
+        raise InputError("--min-segment", "must be at least 2 (a single commit is never a step)")
+    with HistoryDB(a.db) as db:
+        index, nbench, nopen = dashboard.build(db, a.out, metric=a.metric, min_size=a.min_segment,
+                                               min_step=a.min_step, alpha=a.alpha, machine=a.machine,
+                                               name_filter=a.filter)
+    print(f"wrote {index}: {nbench} benchmarks, {nopen} open regression(s)")
+    return EXIT_OK
+
+
+def cmd_synth(a):
+    from . import atomic, synth
+    import json
+    if a.what == "run":
+        doc = synth.make_run(seed=a.seed, scale=1.0 + a.slowdown, reps=a.reps, noise=a.noise, commit=a.commit,
+                             machine=a.machine, aggregates_only=a.aggregates_only)
+        atomic.write_text(a.out, json.dumps(doc, indent=1))
+    elif a.what == "table":
+        atomic.write_text(a.out, json.dumps(synth.make_table(), indent=1))
+    elif a.what == "accuracy":
+        atomic.write_text(a.out, json.dumps(synth.make_accuracy(), indent=1))
+    elif a.what == "history":
+        from . import gbench
+        from .history import HistoryDB, parse_date
+        docs = synth.history_docs(commits=a.commits, step_at=a.step_at, step=1.0 + a.slowdown, noise=a.noise,
+                                  machines=tuple(a.machines.split(",")))
+        with HistoryDB(a.out) as db:
+            for d in docs:
+                run = gbench.parse(d, "synthetic")
+                db.record(run, d["benchmarks"], d["context"]["actgrad_git_commit"],
+                          d["context"]["actgrad_machine_id"], parse_date(d["context"]["date"]), source="synthetic")
+    print(f"wrote {a.out}")
+    return EXIT_OK
+
+
+def parser():
+    from .history import DEFAULT_DB
+    db_default = os.environ.get("ACTGRAD_HISTORY_DB", os.path.join(ROOT, DEFAULT_DB))
+    p = argparse.ArgumentParser(prog=PROG, description="actgrad benchmark reports: plots, comparisons, "
+                                "history and dashboard. Exit codes: 0 ok, 1 significant regression (compare), "
+                                "2 bad input, 3 internal error.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="SUBCOMMAND")
+
+    s = sub.add_parser("plot", help="plots and tables of a run as a static HTML page",
+                       description="Plot Google Benchmark results, a tiling table and the accuracy results "
+                       "(any mix; the kind of each file is detected) into OUT/index.html with PNG and SVG figures.")
+    s.add_argument("files", nargs="+", metavar="FILE.json",
+                   help="benchmark JSON, tiling table JSON (schema actgrad-tiling-table) or docs/accuracy.json")
+    s.add_argument("--out", default=os.path.join(ROOT, "reports", "out"), help="output directory (default reports/out); "
+                   "replaced as a whole")
+    s.set_defaults(fn=cmd_plot)
+
+    s = sub.add_parser("compare", help="compare two runs: change, U test, verdict",
+                       description="Compare two Google Benchmark JSON files. Exit 0: no significant regression; "
+                       "1: at least one; 2: bad input.")
+    s.add_argument("base", metavar="BASE.json")
+    s.add_argument("new", metavar="NEW.json")
+    s.add_argument("--threshold", default="5%", help="smallest change that counts (default 5%%)")
+    s.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default 0.05)")
+    s.add_argument("--metric", choices=("real_time", "cpu_time"), default="real_time")
+    s.add_argument("--filter", help="only benchmarks whose name matches this regular expression")
+    s.add_argument("--json", metavar="OUT", help="also write the verdict as JSON")
+    s.add_argument("--fail-untested", action="store_true",
+                   help="count a slowdown beyond the threshold as a regression even without repetitions to test")
+    s.set_defaults(fn=cmd_compare)
+
+    s = sub.add_parser("record", help="store runs in the history database",
+                       description="Store runs in the history database (SQLite file by default, or "
+                       "postgresql://...). Recording the same run twice stores it once.")
+    s.add_argument("files", nargs="+", metavar="RESULTS.json")
+    s.add_argument("--db", default=db_default, help=f"SQLite path or postgresql:// URL (default {db_default}; "
+                   "env ACTGRAD_HISTORY_DB)")
+    s.add_argument("--commit", help="commit id (default: context actgrad_git_commit)")
+    s.add_argument("--machine", help="machine id (default: context actgrad_machine_id)")
+    s.add_argument("--date", help="ISO 8601 date of the run (default: context date)")
+    s.set_defaults(fn=cmd_record)
+
+    s = sub.add_parser("dashboard", help="static HTML site from the history",
+                       description="Build a static site: per benchmark a plot over commits per machine, "
+                       "detected steps, and a summary of open regressions.")
+    s.add_argument("--db", default=db_default, help=f"SQLite path or postgresql:// URL (default {db_default})")
+    s.add_argument("--out", default=os.path.join(ROOT, "reports", "dashboard"), help="output directory "
+                   "(default reports/dashboard); replaced as a whole")
+    s.add_argument("--metric", choices=("real_time", "cpu_time"), default="real_time")
+    s.add_argument("--min-step", type=_pct, default=0.05, help="smallest relative step flagged (default 5%%)")
+    s.add_argument("--min-segment", type=int, default=3, help="commits needed on each side of a step (default 3)")
+    s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--machine", help="only this machine")
+    s.add_argument("--filter", help="only benchmarks whose name matches this regular expression")
+    s.set_defaults(fn=cmd_dashboard)
+
+    s = sub.add_parser("synth", help="write synthetic inputs (for trying the tools and for tests)")
+    s.add_argument("what", choices=("run", "table", "accuracy", "history"))
+    s.add_argument("out", help="output JSON file (history: the SQLite database)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--slowdown", type=_pct, default=0.0, help="run: all times this much slower; "
+                   "history: the step injected at --step-at (default 0; history default 10%%)")
+    s.add_argument("--noise", type=float, default=0.01, help="relative noise (default 0.01)")
+    s.add_argument("--reps", type=int, default=5)
+    s.add_argument("--aggregates-only", action="store_true")
+    s.add_argument("--commit", default="c000")
+    s.add_argument("--machine", default="genuineintel-6-143")
+    s.add_argument("--commits", type=int, default=24)
+    s.add_argument("--step-at", type=int, default=12)
+    s.add_argument("--machines", default="genuineintel-6-143,authenticamd-25-97")
+    s.set_defaults(fn=cmd_synth)
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if args.cmd == "synth" and args.what == "history" and args.slowdown == 0.0:
+        args.slowdown = 0.10
+    try:
+        return args.fn(args)
+    except InputError as e:
+        _err(f"{e.path}: {e.problem}")
+        return EXIT_BAD_INPUT
+    except OutputError as e:
+        _err(str(e))
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception:
+        traceback.print_exc()
+        _err("internal error (a bug in the reports package; the traceback above says where)")
+        return EXIT_INTERNAL

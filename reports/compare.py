@@ -1,0 +1,229 @@
+"""``report compare BASE.json NEW.json``: what changed between two runs.
+
+Per benchmark (matched by run name): the change of the median time, the
+Mann-Whitney U test over the repetitions (when both sides have >= 2), and a
+verdict. A regression needs both: p < alpha and a slowdown beyond the
+threshold. Files holding only aggregates get "no test (aggregates only)":
+their change is shown, and it counts as a regression only with
+``--fail-untested``.
+"""
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+
+from . import atomic, gbench
+from .errors import InputError
+from .stats import geomean, mannwhitney
+
+MIN_REPETITIONS = 2
+
+REGRESSION = "REGRESSION"
+IMPROVEMENT = "improvement"
+SAME = "no change"
+SLOWER_NS = "slower, not significant"
+FASTER_NS = "faster, not significant"
+SLOWER_UNTESTED = "slower (untested)"
+FASTER_UNTESTED = "faster (untested)"
+SMALL = "within threshold"
+
+
+@dataclass
+class Row:
+    name: str
+    kind: str
+    base: float            # ns (median of repetitions, or the median/mean aggregate)
+    new: float
+    ratio: float           # new / base
+    change: float          # ratio - 1
+    p_value: float         # None when untested
+    test: str
+    n_base: int
+    n_new: int
+    verdict: str
+
+
+def parse_threshold(text):
+    """'5%', '5' -> 0.05; '0.5%' -> 0.005."""
+    t = str(text).strip()
+    if t.endswith("%"):
+        t = t[:-1].strip()
+    try:
+        v = float(t)
+    except ValueError:
+        raise InputError("--threshold", f"{text!r} is not a percentage (e.g. 5%)")
+    if not (0 <= v < 1000) or math.isnan(v):
+        raise InputError("--threshold", f"{text!r} is out of range")
+    return v / 100.0
+
+
+def _center(b, metric):
+    return b.center(metric)
+
+
+def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
+                 name_filter=None, fail_untested=False):
+    rx = re.compile(name_filter) if name_filter else None
+    rows = []
+    for name, bb in base.benches.items():
+        if rx and not rx.search(name):
+            continue
+        nb = new.benches.get(name)
+        if nb is None:
+            continue
+        b0, b1 = _center(bb, metric), _center(nb, metric)
+        if b0 is None or b1 is None:
+            continue
+        ratio = b1 / b0 if b0 > 0 else float("inf")
+        change = ratio - 1.0
+        s0, s1 = bb.values(metric), nb.values(metric)
+        if len(s0) >= MIN_REPETITIONS and len(s1) >= MIN_REPETITIONS:
+            p = mannwhitney(s0, s1)
+            test = "U test"
+            significant = p < alpha
+            if change > threshold and significant:
+                verdict = REGRESSION
+            elif change < -threshold and significant:
+                verdict = IMPROVEMENT
+            elif significant:
+                verdict = SMALL
+            elif change > threshold:
+                verdict = SLOWER_NS
+            elif change < -threshold:
+                verdict = FASTER_NS
+            else:
+                verdict = SAME
+        else:
+            p = None
+            test = "no test (aggregates only)" if (not s0 or not s1) else "no test (1 sample)"
+            if change > threshold:
+                verdict = REGRESSION if fail_untested else SLOWER_UNTESTED
+            elif change < -threshold:
+                verdict = FASTER_UNTESTED
+            else:
+                verdict = SAME
+        rows.append(Row(name=name, kind=bb.parsed.kind, base=b0, new=b1, ratio=ratio, change=change,
+                        p_value=p, test=test, n_base=len(s0) or (bb.repetitions or 0),
+                        n_new=len(s1) or (nb.repetitions or 0), verdict=verdict))
+    only_base = [n for n in base.benches if n not in new.benches and (not rx or rx.search(n))]
+    only_new = [n for n in new.benches if n not in base.benches and (not rx or rx.search(n))]
+    if not rows:
+        raise InputError(new.path, f"no benchmark in common with {base.path}"
+                         + (f" matching --filter {name_filter!r}" if rx else "")
+                         + f" ({len(base.benches)} vs {len(new.benches)} benchmarks)")
+    by_kind = {}
+    for r in rows:
+        by_kind.setdefault(r.kind, []).append(r.ratio)
+    summary = {
+        "all": geomean([r.ratio for r in rows]),
+        "by_kind": {k: geomean(v) for k, v in sorted(by_kind.items())},
+        "count": len(rows),
+        "regressions": [r.name for r in rows if r.verdict == REGRESSION],
+        "improvements": [r.name for r in rows if r.verdict == IMPROVEMENT],
+        "untested_slower": [r.name for r in rows if r.verdict == SLOWER_UNTESTED],
+        "only_in_base": only_base,
+        "only_in_new": only_new,
+    }
+    return rows, summary
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.4g} {unit}"
+    return f"{ns:.4g} ns"
+
+
+def fmt_pct(x):
+    return f"{x * 100:+.1f}%"
+
+
+def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
+    out = [f"base: {base_path}", f"new:  {new_path}",
+           f"metric: {metric}, threshold {threshold * 100:g}%, alpha {alpha:g} "
+           f"(regression = U test p < alpha and slower by more than the threshold)", ""]
+    headers = ("Benchmark", "Base", "New", "Change", "p", "Test", "Verdict")
+    table = []
+    for r in rows:
+        table.append((r.name, fmt_time(r.base), fmt_time(r.new), fmt_pct(r.change),
+                      "-" if r.p_value is None else f"{r.p_value:.3g}",
+                      r.test + ("" if r.p_value is None else f" {r.n_base}v{r.n_new}"), r.verdict))
+    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
+    widths[0] = min(widths[0], 80)
+
+    def line(cells):
+        parts = []
+        for i, (c, w) in enumerate(zip(cells, widths)):
+            parts.append(c.ljust(w) if i in (0, 5, 6) else c.rjust(w))
+        return "  ".join(parts).rstrip()
+
+    out.append(line(headers))
+    out.append("  ".join("-" * w for w in widths))
+    out.extend(line(t) for t in table)
+    out.append("")
+    g = summary["all"]
+    out.append(f"geometric mean of time ratios new/base over {summary['count']} benchmarks: "
+               f"{g:.4f} ({fmt_pct(g - 1)})")
+    for k, v in summary["by_kind"].items():
+        out.append(f"  {k:8s} {v:.4f} ({fmt_pct(v - 1)})")
+    if summary["only_in_base"]:
+        out.append(f"only in base ({len(summary['only_in_base'])}): " + ", ".join(summary["only_in_base"][:10])
+                   + (" ..." if len(summary["only_in_base"]) > 10 else ""))
+    if summary["only_in_new"]:
+        out.append(f"only in new ({len(summary['only_in_new'])}): " + ", ".join(summary["only_in_new"][:10])
+                   + (" ..." if len(summary["only_in_new"]) > 10 else ""))
+    out.append("")
+    regs = [r for r in rows if r.verdict == REGRESSION]
+    imps = [r for r in rows if r.verdict == IMPROVEMENT]
+    out.append(f"regressions ({len(regs)}):" + ("" if regs else " none"))
+    out.extend(f"  {r.name}  {fmt_pct(r.change)}" + ("" if r.p_value is None else f"  p={r.p_value:.3g}")
+               for r in regs)
+    out.append(f"improvements ({len(imps)}):" + ("" if imps else " none"))
+    out.extend(f"  {r.name}  {fmt_pct(r.change)}  p={r.p_value:.3g}" for r in imps)
+    if summary["untested_slower"]:
+        out.append(f"slower beyond the threshold but untested, too few repetitions "
+                   f"({len(summary['untested_slower'])}); rerun with --benchmark_repetitions>=2 "
+                   "(9 or more for a reliable test), or pass --fail-untested")
+    out.append("")
+    out.append("verdict: " + (f"{len(regs)} significant regression(s)" if regs else "no significant regression"))
+    return "\n".join(out) + "\n"
+
+
+def to_json(rows, summary, base_path, new_path, threshold, alpha, metric, exit_code):
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v
+    return json.dumps({
+        "schema": "actgrad-compare", "version": 1,
+        "base": str(base_path), "new": str(new_path),
+        "metric": metric, "threshold": threshold, "alpha": alpha,
+        "verdict": "regression" if exit_code == 1 else "ok", "exit_code": exit_code,
+        "geomean": {"all": summary["all"], "by_kind": summary["by_kind"]},
+        "regressions": summary["regressions"], "improvements": summary["improvements"],
+        "untested_slower": summary["untested_slower"],
+        "only_in_base": summary["only_in_base"], "only_in_new": summary["only_in_new"],
+        "benchmarks": [{k: clean(v) for k, v in asdict(r).items()} for r in rows],
+    }, indent=2) + "\n"
+
+
+def run(args):
+    threshold = parse_threshold(args.threshold)
+    if not (0 < args.alpha < 1):
+        raise InputError("--alpha", f"{args.alpha} is not in (0, 1)")
+    base = gbench.load(args.base)
+    new = gbench.load(args.new)
+    rows, summary = compare_runs(base, new, threshold=threshold, alpha=args.alpha, metric=args.metric,
+                                 name_filter=args.filter, fail_untested=args.fail_untested)
+    code = 1 if summary["regressions"] else 0
+    for run_ in (base, new):
+        for note in run_.notes:
+            print(f"note: {run_.path}: {note}")
+    print(format_table(rows, summary, args.base, args.new, threshold, args.alpha, args.metric), end="")
+    if args.json:
+        atomic.write_text(args.json, to_json(rows, summary, args.base, args.new, threshold, args.alpha,
+                                             args.metric, code))
+    return code

@@ -1,0 +1,129 @@
+"""Benchmark names of docs/conventions.md, parsed for display and grouping only.
+
+``<kind>/<subject>/n:<elements>/thr:<threads>`` with kinds variant, api, peer,
+roof, and atlas (``atlas/<ascend variant>/n:N/tile:T``, modelled NPU time).
+Google Benchmark may append its own parts (``/repeats:5``, ``/real_time``,
+``/threads:2``, a bare ``/1024`` argument); they are kept in ``extra``.
+Any other name (a foreign benchmark) parses as kind ``other``.
+"""
+
+from dataclasses import dataclass, field
+
+OPS = ("selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad")
+DTYPES = ("f32", "f16", "bf16", "i32", "i8")
+KINDS = ("variant", "api", "peer", "roof", "atlas")
+
+
+@dataclass(frozen=True)
+class Name:
+    full: str
+    kind: str = "other"
+    subject: str = ""
+    n: int = None
+    thr: int = None
+    tile: int = None
+    extra: tuple = ()
+    op: str = None
+    dtype: str = None
+    # variant fields
+    upcast: str = None
+    approx: str = None
+    unroll: str = None
+    target: str = None
+    nt: bool = False
+    # peer / api / roof fields
+    peer: str = None
+    layout: str = None
+    phase: str = None
+    fields: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def ours(self):
+        return self.kind in KINDS
+
+    @property
+    def series(self):
+        """What one plotted line stands for: the name without n (and tile)."""
+        s = f"{self.kind}/{self.subject}"
+        if self.thr is not None:
+            s += f"/thr:{self.thr}"
+        return s
+
+    @property
+    def label(self):
+        """Short legend label within one (op, dtype) plot."""
+        if self.kind == "variant":
+            rest = self.subject.split(".")[2:]
+            return ".".join(rest) or self.subject
+        if self.kind == "peer":
+            return f"peer {self.peer}"
+        if self.kind == "api":
+            return f"api {self.layout}.{self.phase}"
+        if self.kind == "atlas":
+            parts = self.subject.split(".")
+            rest = parts[2:] if self.op and self.dtype else parts
+            return "atlas " + (".".join(rest) or self.subject)
+        return self.subject or self.full
+
+
+def _int(v):
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            f = float(v)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+
+
+def parse(name):
+    parts = name.split("/")
+    if len(parts) < 2 or parts[0] not in KINDS:
+        return Name(full=name, kind="other", subject=name)
+    kind, subject = parts[0], parts[1]
+    kv = {}
+    extra = []
+    for p in parts[2:]:
+        k, sep, v = p.partition(":")
+        if sep and k in ("n", "thr", "tile") and _int(v) is not None and k not in kv:
+            kv[k] = _int(v)
+        else:
+            extra.append(p)
+    f = {}
+    sub = subject.split(".")
+    if kind == "variant":
+        keys = ("op", "dtype", "upcast", "approx", "unroll", "target")
+        f = {k: v for k, v in zip(keys, sub)}
+        f["nt"] = len(sub) > 6 and sub[6] == "nt"
+    elif kind == "peer":
+        f = {k: v for k, v in zip(("peer", "op", "dtype"), sub)}
+    elif kind == "api":
+        f = {k: v for k, v in zip(("op", "dtype", "layout", "phase"), sub)}
+    elif kind == "atlas":
+        if sub and sub[0] in OPS:
+            f["op"] = sub[0]
+            if len(sub) > 1 and sub[1] in DTYPES:
+                f["dtype"] = sub[1]
+        else:
+            for s in sub:
+                if s in OPS and "op" not in f:
+                    f["op"] = s
+                elif s in DTYPES and "dtype" not in f:
+                    f["dtype"] = s
+    return Name(full=name, kind=kind, subject=subject, n=kv.get("n"), thr=kv.get("thr"),
+                tile=kv.get("tile"), extra=tuple(extra), fields=dict(f),
+                **{k: v for k, v in f.items()})
+
+
+def human_size(n):
+    """1024 -> '1K', 4194304 -> '4M' (binary prefixes, as the size buckets)."""
+    if n is None:
+        return "?"
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)

@@ -1,0 +1,408 @@
+"""Figures of one run (``report plot``), drawn with matplotlib, PNG and SVG."""
+
+import math
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from .names import DTYPES, OPS, human_size  # noqa: E402
+from .stats import geomean  # noqa: E402
+
+matplotlib.rcParams.update({
+    "font.size": 10, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
+    "svg.fonttype": "none", "svg.hashsalt": "actgrad", "axes.grid": True, "grid.alpha": 0.3,
+})
+
+PALETTE = [matplotlib.colormaps["tab20"](i) for i in range(0, 20, 2)] + \
+          [matplotlib.colormaps["tab20"](i) for i in range(1, 20, 2)] + \
+          [matplotlib.colormaps["tab20b"](i) for i in range(20)]
+STYLES = ["-", "--", "-.", ":"]
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*"]
+ROOF_STYLE = {"memcpy": ":", "stream_plain": "--", "stream_nt": "-."}
+
+
+@dataclass
+class Point:
+    kind: str
+    name: str
+    series: str
+    label: str
+    op: str
+    dtype: str
+    n: int
+    thr: int
+    tile: int
+    time_ns: float
+    gbps: float
+    pct: float
+    file: str
+
+
+@dataclass
+class Fig:
+    id: str
+    title: str
+    caption: str
+    section: str
+    png: str
+    svg: str
+
+
+def _order(op):
+    return OPS.index(op) if op in OPS else len(OPS)
+
+
+def _dorder(dt):
+    return DTYPES.index(dt) if dt in DTYPES else len(DTYPES)
+
+
+def collect(runs, notes):
+    """Flatten the runs into points; later files win for a repeated benchmark."""
+    seen = {}
+    for run in runs:
+        roofs = defaultdict(dict)   # (thr) -> {n: best stream bytes/s}
+        for b in run.benches.values():
+            p = b.parsed
+            if p.kind == "roof" and p.subject.startswith("stream") and b.center("bytes_per_second"):
+                d = roofs[p.thr]
+                d[p.n] = max(d.get(p.n, 0), b.center("bytes_per_second"))
+        for b in run.benches.values():
+            p = b.parsed
+            if not p.ours:
+                continue
+            bps = b.center("bytes_per_second")
+            pct = b.center("pct_of_bandwidth")
+            if pct is None and bps and p.kind != "roof" and roofs.get(p.thr):
+                d = roofs[p.thr]
+                ref = d.get(p.n) or d[max(d)]
+                pct = 100.0 * bps / ref
+            if b.name in seen:
+                notes.append(f"{b.name}: in {os.path.basename(seen[b.name].file)} and "
+                             f"{os.path.basename(run.path)}; plotted from the latter")
+            seen[b.name] = Point(kind=p.kind, name=b.name, series=p.series, label=p.label, op=p.op, dtype=p.dtype,
+                                 n=p.n, thr=p.thr if p.thr is not None else 1, tile=p.tile,
+                                 time_ns=b.center("real_time"), gbps=bps / 1e9 if bps else None, pct=pct,
+                                 file=run.path)
+    return list(seen.values())
+
+
+def _size_axis(ax):
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(LogLocator(base=4))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_size(int(round(v))) if v >= 1 else f"{v:g}"))
+    ax.set_xlabel("elements per call (n)")
+
+
+def _save(fig, outdir, stem, title, caption, section):
+    png, svg = stem + ".png", stem + ".svg"
+    fig.savefig(os.path.join(outdir, png), dpi=100)
+    fig.savefig(os.path.join(outdir, svg), metadata={"Date": None})
+    return Fig(id=stem, title=title, caption=caption, section=section, png=png, svg=svg)
+
+
+def _lines(points):
+    by = defaultdict(list)
+    for p in points:
+        by[p.series].append(p)
+    for v in by.values():
+        v.sort(key=lambda p: p.n)
+    return by
+
+
+def _style_for(kind, i):
+    if kind == "variant":
+        return dict(color=PALETTE[i % len(PALETTE)], linestyle="-", marker=MARKERS[i % len(MARKERS)],
+                    markersize=4, linewidth=1.4)
+    if kind == "peer":
+        return dict(color=["black", "dimgray", "saddlebrown"][i % 3], linestyle="--", marker="s",
+                    markersize=5, linewidth=2.2)
+    return dict(color=PALETTE[(i * 3 + 5) % len(PALETTE)], linestyle=":", marker="^", markersize=4, linewidth=1.6)
+
+
+def throughput_figures(points, outdir):
+    """Per op, dtype and thread count: GB/s and % of bandwidth against n."""
+    figs = []
+    groups = defaultdict(list)
+    roofs = defaultdict(list)
+    for p in points:
+        if p.kind in ("variant", "peer", "api") and p.gbps and p.op and p.dtype:
+            groups[(p.op, p.dtype, p.thr)].append(p)
+        elif p.kind == "roof" and p.gbps:
+            roofs[p.thr].append(p)
+    for (op, dtype, thr) in sorted(groups, key=lambda k: (_order(k[0]), _dorder(k[1]), k[2])):
+        pts = groups[(op, dtype, thr)]
+        fig = Figure(figsize=(13, 8.5), layout="constrained")
+        ax, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+        handles = []
+        counters = defaultdict(int)
+        lines = _lines(pts)
+        # variants sorted by their best throughput, so the legend reads best first
+        keys = sorted(lines, key=lambda s: ({"peer": 0, "api": 1, "variant": 2}[lines[s][0].kind],
+                                            -max(p.gbps for p in lines[s])))
+        for s in keys:
+            ls = lines[s]
+            kind = ls[0].kind
+            st = _style_for(kind, counters[kind])
+            counters[kind] += 1
+            xs = [p.n for p in ls]
+            h, = ax.plot(xs, [p.gbps for p in ls], label=ls[0].label, **st)
+            handles.append(h)
+            pct = [(p.n, p.pct) for p in ls if p.pct is not None]
+            if pct:
+                ax2.plot([a for a, _ in pct], [b for _, b in pct], **st)
+        for rp in sorted(_lines(roofs.get(thr, [])).values(), key=lambda v: v[0].label):
+            h, = ax.plot([p.n for p in rp], [p.gbps for p in rp], color="gray", linewidth=1.2,
+                         linestyle=ROOF_STYLE.get(rp[0].label, "--"), label=f"roof {rp[0].label}")
+            handles.append(h)
+        ax2.axhline(100, color="gray", linewidth=1.2, linestyle="--")
+        _size_axis(ax2)
+        ax.tick_params(labelbottom=True)
+        ax.set_xlabel("")
+        ax.set_ylabel("throughput (GB/s, bytes read + written)")
+        ax2.set_ylabel("% of measured bandwidth")
+        ax.set_ylim(bottom=0)
+        ax2.set_ylim(bottom=0)
+        ax.set_title(f"{op} {dtype}, {thr} thread{'s' if thr != 1 else ''}: throughput against size")
+        ax2.set_title("share of the best measured stream bandwidth (roof/stream_*) at the same size")
+        ncol = 1 if len(handles) <= 24 else 2
+        fig.legend(handles=handles, loc="outside right upper", ncol=ncol, title="variant / peer",
+                   fontsize=8 if len(handles) > 16 else 9)
+        nvar = counters["variant"]
+        figs.append(_save(fig, outdir, f"throughput_{op}_{dtype}_thr{thr}",
+                          f"{op} {dtype}, {thr} thread(s)",
+                          f"{nvar} variant(s), {counters['peer']} peer(s), {counters['api']} API line(s); "
+                          "log x (elements), higher is better; dashed gray lines: measured stream bandwidth.",
+                          "throughput"))
+    return figs
+
+
+def _variant_short(op, dtype, variant):
+    prefix = f"{op}.{dtype}."
+    return variant[len(prefix):] if variant.startswith(prefix) else variant
+
+
+def heatmap_figure(path, table, outdir, idx):
+    entries = table["entries"]
+    rows = sorted({(e["op"], e["dtype"], e.get("layout", "contig")) for e in entries},
+                  key=lambda r: (_order(r[0]), _dorder(r[1]), r[2]))
+    buckets = sorted({e["bucket"] for e in entries})
+    fams = sorted({_variant_short(e["op"], e["dtype"], e["variant"]) for e in entries})
+    color = {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(fams)}
+    cell = {(e["op"], e["dtype"], e.get("layout", "contig"), e["bucket"]): e for e in entries}
+    w = max(9, 1.25 * len(buckets) + 5)
+    h = max(3.5, 0.42 * len(rows) + 2.5)
+    fig = Figure(figsize=(w, h), layout="constrained")
+    ax = fig.subplots()
+    for i, r in enumerate(rows):
+        for j, b in enumerate(buckets):
+            e = cell.get(r + (b,))
+            if e is None:
+                ax.add_patch(matplotlib.patches.Rectangle((j, i), 1, 1, facecolor="white", edgecolor="lightgray",
+                                                          hatch="//"))
+                continue
+            fam = _variant_short(e["op"], e["dtype"], e["variant"])
+            ax.add_patch(matplotlib.patches.Rectangle((j, i), 1, 1, facecolor=color[fam], edgecolor="white"))
+            parts = fam.split(".")
+            short = ".".join(parts[-3:]) if len(parts) > 3 else fam
+            sub = []
+            if e.get("tile"):
+                sub.append(human_size(int(e["tile"])))
+            if e.get("threads"):
+                sub.append(f"x{e['threads']}")
+            ax.text(j + 0.5, i + 0.5, short + ("\n" + "".join(sub) if sub else ""), ha="center", va="center",
+                    fontsize=7, color="black",
+                    bbox=dict(boxstyle="round,pad=0.1", facecolor="white", alpha=0.55, linewidth=0))
+    ax.set_xlim(0, len(buckets))
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(buckets))])
+    ax.set_xticklabels([f"{human_size(4 ** b)}..\n{human_size(4 ** (b + 1))}" for b in buckets])
+    ax.set_yticks([i + 0.5 for i in range(len(rows))])
+    ax.set_yticklabels([".".join(r) for r in rows])
+    ax.grid(False)
+    ax.set_xlabel("size bucket (elements)")
+    mid = table.get("machine_id", "?")
+    ax.set_title(f"tuned table {mid} ({table.get('backend', '?')}): chosen variant per op, dtype, layout and size"
+                 "\ncell text: unroll.target[.nt], tile x threads")
+    handles = [Patch(facecolor=color[f], label=f) for f in fams]
+    fig.legend(handles=handles, loc="outside right upper", title="variant (upcast.approx.unroll.target)",
+               fontsize=8, ncol=1 if len(fams) <= 30 else 2)
+    prov = table.get("provenance", {}) or {}
+    return _save(fig, outdir, f"table_{idx}_{_safe(mid)}", f"tuned table {mid}",
+                 f"{os.path.basename(path)}: {len(entries)} entries, {len(fams)} distinct variants; "
+                 f"cpu {prov.get('cpu_model', '?')}, commit {prov.get('git_commit', '?')}. Hatched: no entry.",
+                 "table")
+
+
+def _safe(s):
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(s))
+
+
+def speed_by_variant(points):
+    """variant name -> geometric mean GB/s over all sizes at the lowest thread count."""
+    by = defaultdict(list)
+    for p in points:
+        if p.kind == "variant" and p.gbps:
+            by[p.name.split("/")[1]].append(p)
+    out = {}
+    for v, pts in by.items():
+        tmin = min(p.thr for p in pts)
+        out[v] = geomean([p.gbps for p in pts if p.thr == tmin])
+    return out
+
+
+def pareto_front(items):
+    """items: [(err, speed, key)]; the ones no other is both more accurate and faster than."""
+    front = []
+    best = -math.inf
+    for err, speed, key in sorted(items, key=lambda t: (t[0], -t[1])):
+        if speed > best:
+            front.append(key)
+            best = speed
+    return front
+
+
+def pareto_figures(points, accuracy, outdir):
+    speed = speed_by_variant(points)
+    acc = {}
+    for _, entries in accuracy:
+        for e in entries:
+            acc[e["variant"]] = e
+    groups = defaultdict(list)
+    for v, e in acc.items():
+        if v in speed and speed[v]:
+            groups[e["op"]].append((e, speed[v]))
+    figs, tables = [], []
+    for op in sorted(groups, key=_order):
+        by_dt = defaultdict(list)
+        for e, s in groups[op]:
+            by_dt[e["dtype"]].append((e, s))
+        dts = sorted(by_dt, key=_dorder)
+        fig = Figure(figsize=(min(6.5 * len(dts), 20), 6.5), layout="constrained")
+        axes = fig.subplots(1, len(dts), squeeze=False)[0]
+        for ax, dt in zip(axes, dts):
+            items = by_dt[dt]
+            nz = [e["max_err"] for e, _ in items if e["max_err"] > 0]
+            floor = min(nz) / 10 if nz else 1e-9
+            pts = [(max(e["max_err"], floor), s, e["variant"]) for e, s in items]
+            front = pareto_front(pts)
+            fpts = sorted([p for p in pts if p[2] in front])
+            for (err, s, v), (e, _) in zip(pts, items):
+                ship = e.get("shippable", True)
+                on = v in front
+                ax.scatter([err], [s], s=60 if on else 30, marker="o" if ship else "x",
+                           color="tab:red" if on else ("tab:blue" if ship else "gray"), zorder=3)
+                if on:
+                    ax.annotate(_variant_short(op, dt, v) + (" (err 0)" if e["max_err"] <= 0 else ""), (err, s),
+                                textcoords="offset points", xytext=(-4, 6), ha="center", fontsize=8)
+                tables.append(dict(op=op, dtype=dt, variant=v, max_err=e["max_err"], max_ulp=e.get("max_ulp"),
+                                   shippable=ship, gbps=s, front=on))
+            ax.step([p[0] for p in fpts], [p[1] for p in fpts], where="post", color="tab:red", alpha=0.6)
+            ax.set_xscale("log")
+            ax.margins(x=0.3, y=0.12)
+            ax.set_xlabel("max relative error (log; 0 drawn at the left edge)")
+            ax.set_ylabel("throughput, GB/s (geometric mean over sizes)")
+            ax.set_title(f"{op} {dt}")
+        fig.suptitle(f"{op}: accuracy against speed per variant (red: Pareto front, x: not shippable)")
+        legend = [Line2D([], [], marker="o", color="tab:red", linestyle="-", label="Pareto front"),
+                  Line2D([], [], marker="o", color="tab:blue", linestyle="", label="shippable"),
+                  Line2D([], [], marker="x", color="gray", linestyle="", label="not shippable")]
+        fig.legend(handles=legend, loc="outside lower center", ncol=3)
+        figs.append(_save(fig, outdir, f"pareto_{op}", f"{op}: accuracy against speed",
+                          "Each point a variant: its max relative error (docs/accuracy.json) against its "
+                          "throughput (geometric mean over the measured sizes at the lowest thread count). "
+                          "Up and left is better.", "pareto"))
+    return figs, tables
+
+
+def _plain_log_y(ax):
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
+
+
+def atlas_figures(points, outdir):
+    """Per op: the Atlas cost model's time per call beside the CPU's, and tile sweeps."""
+    figs = []
+    atlas = [p for p in points if p.kind == "atlas" and p.time_ns]
+    if not atlas:
+        return figs
+    groups = defaultdict(list)
+    for p in atlas:
+        groups[p.op or p.name.split("/")[1].split(".")[0]].append(p)
+    cpu = defaultdict(list)
+    for p in points:
+        if p.kind in ("variant", "peer") and p.time_ns and p.op:
+            cpu[p.op].append(p)
+    for op in sorted(groups, key=_order):
+        pts = groups[op]
+        fig = Figure(figsize=(12.5, 6.5), layout="constrained")
+        ax = fig.subplots()
+        handles = []
+        by_var = defaultdict(lambda: defaultdict(list))
+        for p in pts:
+            by_var[p.name.split("/")[1]][p.n].append(p)
+        for i, (v, byn) in enumerate(sorted(by_var.items())):
+            ns = sorted(byn)
+            best = [min(byn[n], key=lambda p: p.time_ns) for n in ns]
+            h, = ax.plot(ns, [p.time_ns / 1e3 for p in best], marker="D", color=PALETTE[i % len(PALETTE)],
+                         linewidth=2.2, label=f"Atlas model {v} (best tile)")
+            handles.append(h)
+        cstyles = {"variant": dict(linestyle="-", marker="o"), "peer": dict(linestyle="--", marker="s")}
+        grays = ["black", "dimgray", "darkgray", "saddlebrown", "olive"]
+        dts = sorted({p.dtype for p in cpu.get(op, [])}, key=_dorder)
+        for kind in ("variant", "peer"):
+            for j, dtp in enumerate(dts):
+                byn = defaultdict(list)
+                for p in cpu[op]:
+                    if p.kind == kind and p.dtype == dtp:
+                        byn[p.n].append(p)
+                if not byn:
+                    continue
+                ns = sorted(byn)
+                h, = ax.plot(ns, [min(q.time_ns for q in byn[n]) / 1e3 for n in ns], linewidth=1.4,
+                             color=grays[j % len(grays)], markersize=4,
+                             label=f"CPU fastest {kind} {dtp}", **cstyles[kind])
+                handles.append(h)
+        _size_axis(ax)
+        ax.set_yscale("log")
+        _plain_log_y(ax)
+        ax.set_ylabel("time per call (us, log)")
+        ax.set_title(f"{op}: Atlas NPU cost model beside the CPU (time per call, lower is better)")
+        fig.legend(handles=handles, loc="outside right upper", fontsize=8)
+        figs.append(_save(fig, outdir, f"atlas_{op}", f"{op}: Atlas model and CPU",
+                          "Atlas lines: modelled time of the Ascend kernel (best tile per size); gray lines: "
+                          "measured CPU time of the fastest variant and peer per dtype and size (any thread count).",
+                          "atlas"))
+        for v, byn in sorted(by_var.items()):
+            tiles = {p.tile for ps in byn.values() for p in ps if p.tile}
+            if len(tiles) < 2:
+                continue
+            fig = Figure(figsize=(11, 6), layout="constrained")
+            ax = fig.subplots()
+            for i, n in enumerate(sorted(byn)):
+                ps = sorted([p for p in byn[n] if p.tile], key=lambda p: p.tile)
+                if len(ps) < 2:
+                    continue
+                ax.plot([p.tile for p in ps], [p.time_ns / 1e3 for p in ps], marker="o",
+                        color=PALETTE[i % len(PALETTE)], label=f"n = {human_size(n)}")
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: human_size(int(round(x)))))
+            ax.set_yscale("log")
+            _plain_log_y(ax)
+            ax.set_xlabel("tile length (elements, log)")
+            ax.set_ylabel("modelled time per call (us, log)")
+            ax.set_title(f"Atlas tile-length sweep: {v}")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="size")
+            figs.append(_save(fig, outdir, f"atlas_tiles_{_safe(v)}", f"tile sweep {v}",
+                              "Modelled time against tile length, one line per size; the lowest point of each "
+                              "line is the best tile for that size.", "atlas"))
+    return figs

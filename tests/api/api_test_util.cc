@@ -1,0 +1,210 @@
+#include "api_test_util.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace apitest {
+
+namespace {
+int32_t g_device = 0;
+aclrtStream g_stream = nullptr;
+}  // namespace
+
+void AclEnv::SetUp() {
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << ErrMsg();
+  ASSERT_EQ(aclrtSetDevice(g_device), ACL_SUCCESS) << ErrMsg();
+  ASSERT_EQ(aclrtCreateStream(&g_stream), ACL_SUCCESS) << ErrMsg();
+  ASSERT_NE(g_stream, nullptr);
+}
+
+void AclEnv::TearDown() {
+  EXPECT_EQ(aclrtDestroyStream(g_stream), ACL_SUCCESS);
+  EXPECT_EQ(aclrtResetDevice(g_device), ACL_SUCCESS);
+  EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+  g_stream = nullptr;
+}
+
+aclrtStream AclEnv::stream() { return g_stream; }
+
+std::string ErrMsg() {
+  const char* m = aclGetRecentErrMsg();
+  return m ? std::string(m) : std::string();
+}
+
+std::string SpecName(const OpSpec& s) {
+  std::string n = Name(s.op);
+  char buf[64];
+  switch (s.op) {
+    case Op::kGeluBwd:
+      n += s.gelu_v2 ? (s.p.gelu_approx == GeluApprox::kTanh ? "(V2 tanh)" : "(V2 none)") : "(V1)";
+      break;
+    case Op::kSoftshrinkBwd:
+      std::snprintf(buf, sizeof buf, "(lambd=%.9g)", double(s.p.lambd));
+      n += buf;
+      break;
+    case Op::kLogitGrad:
+      std::snprintf(buf, sizeof buf, "(eps=%.9g)", double(s.p.eps));
+      n += buf;
+      break;
+    default: break;
+  }
+  return n;
+}
+
+aclnnStatus GetWorkspace(const OpSpec& s, const aclTensor* g, const aclTensor* x, aclTensor* out, uint64_t* ws,
+                         aclOpExecutor** ex, ScalarPtr* holder, const aclScalar* lambd, bool force_null_lambd) {
+  switch (s.op) {
+    case Op::kSeluBwd: return aclnnSeluBackwardGetWorkspaceSize(g, x, out, ws, ex);
+    case Op::kHardswishBwd: return aclnnHardswishBackwardGetWorkspaceSize(g, x, out, ws, ex);
+    case Op::kGeluBwd: {
+      if (!s.gelu_v2 && s.p.gelu_approx == GeluApprox::kNone && !s.approximate)
+        return aclnnGeluBackwardGetWorkspaceSize(g, x, out, ws, ex);
+      static char kNone[] = "none";
+      static char kTanh[] = "tanh";
+      std::string custom = s.approximate ? s.approximate : "";
+      char* approx = s.approximate ? custom.data() : (s.p.gelu_approx == GeluApprox::kTanh ? kTanh : kNone);
+      return aclnnGeluBackwardV2GetWorkspaceSize(g, x, approx, out, ws, ex);
+    }
+    case Op::kSoftshrinkBwd: {
+      const aclScalar* l = lambd;
+      if (!l && !force_null_lambd) {
+        *holder = MakeFloatScalar(s.p.lambd);
+        l = holder->get();
+      }
+      return aclnnSoftshrinkBackwardGetWorkspaceSize(g, x, l, out, ws, ex);
+    }
+    case Op::kLogitGrad: return aclnnLogitGradGetWorkspaceSize(x, g, double(s.p.eps), out, ws, ex);
+  }
+  return -1;
+}
+
+aclnnStatus Execute(const OpSpec& s, void* workspace, uint64_t ws, aclOpExecutor* ex, aclrtStream stream) {
+  switch (s.op) {
+    case Op::kSeluBwd: return aclnnSeluBackward(workspace, ws, ex, stream);
+    case Op::kHardswishBwd: return aclnnHardswishBackward(workspace, ws, ex, stream);
+    case Op::kGeluBwd:
+      if (!s.gelu_v2 && s.p.gelu_approx == GeluApprox::kNone && !s.approximate)
+        return aclnnGeluBackward(workspace, ws, ex, stream);
+      return aclnnGeluBackwardV2(workspace, ws, ex, stream);
+    case Op::kSoftshrinkBwd: return aclnnSoftshrinkBackward(workspace, ws, ex, stream);
+    case Op::kLogitGrad: return aclnnLogitGrad(workspace, ws, ex, stream);
+  }
+  return -1;
+}
+
+::testing::AssertionResult IsOk(const RunResult& r) {
+  if (r.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "phase1=" << r.phase1 << " phase2=" << r.phase2 << " sync=" << r.sync
+                                       << " msg='" << ErrMsg() << "'";
+}
+
+RunResult Run(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out, aclrtStream stream) {
+  if (!stream) stream = AclEnv::stream();
+  RunResult r;
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ScalarPtr holder;
+  r.phase1 = GetWorkspace(s, g.get(), x.get(), out.get(), &ws, &ex, &holder);
+  if (r.phase1 != ACLNN_SUCCESS) return r;
+  r.workspace = ws;
+  void* w = nullptr;
+  if (ws > 0 && aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return r;
+  r.phase2 = Execute(s, w, ws, ex, stream);
+  r.sync = aclrtSynchronizeStream(stream);
+  if (w) aclrtFree(w);
+  return r;
+}
+
+double RefValue(const OpSpec& s, double g, double x) { return actgrad::ref::Reference(s.op, g, x, s.p); }
+
+namespace {
+
+// Offsets of an input for an output multi-index under NumPy broadcasting.
+struct BcastMap {
+  const Tensor* t;
+  size_t lead;  // out rank - input rank
+  int64_t Offset(const int64_t* out_idx) const {
+    const Dims& d = t->dims();
+    const Dims& s = t->strides();
+    int64_t o = t->offset();
+    for (size_t j = 0; j < d.size(); ++j)
+      if (d[j] != 1) o += out_idx[lead + j] * s[j];
+    return o;
+  }
+};
+
+template <typename I>
+bool SeluIntOk(double g, double y, double out) {
+  const I a = actgrad::ref::SeluBwdInt<I>(I(g), I(y));
+  const double exact = y > 0 ? g * actgrad::ref::kSeluScale : g * (y + actgrad::ref::kSeluAlpha * actgrad::ref::kSeluScale);
+  const I b = SaturateInt<I>(exact);
+  return out == double(a) || out == double(b);
+}
+
+}  // namespace
+
+actgrad::AccuracyReport Check(const OpSpec& s, const Tensor& g, const Tensor& x, const Tensor& out) {
+  const DType ot = out.dtype();
+  actgrad::AccuracyChecker checker(actgrad::IsFloat(ot) ? ot : DType::kF32);
+  actgrad::AccuracyReport int_report;
+  const bool is_int = !actgrad::IsFloat(ot);
+  const size_t r = out.dims().size();
+  if (g.dims().size() > r || x.dims().size() > r) {
+    actgrad::AccuracyReport bad;
+    bad.pass = false;
+    bad.first_failure = "test bug: input rank above output rank";
+    return bad;
+  }
+  BcastMap gm{&g, r - g.dims().size()}, xm{&x, r - x.dims().size()};
+  ForEachIndex(out.dims(), [&](const int64_t* idx, int64_t) {
+    const double gv = g.GetAt(gm.Offset(idx));
+    const double xv = x.GetAt(xm.Offset(idx));
+    const double ov = out.GetAt(out.OffsetOf(idx));
+    if (is_int) {
+      ++int_report.count;
+      const bool ok = ot == DType::kI32 ? SeluIntOk<int32_t>(gv, xv, ov) : SeluIntOk<int8_t>(gv, xv, ov);
+      if (ok) {
+        ++int_report.under_threshold;
+      } else {
+        ++int_report.over_hard_bound;
+        if (int_report.first_failure.empty()) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "y=%.0f g=%.0f: got %.0f, reference %d", xv, gv, ov,
+                        ot == DType::kI32 ? int(actgrad::ref::SeluBwdInt<int32_t>(int32_t(gv), int32_t(xv)))
+                                          : int(actgrad::ref::SeluBwdInt<int8_t>(int8_t(gv), int8_t(xv))));
+          int_report.first_failure = buf;
+        }
+      }
+      return;
+    }
+    checker.Add(ov, RefValue(s, gv, xv), gv, xv);
+  });
+  if (is_int) {
+    int_report.pass = int_report.over_hard_bound == 0;
+    return int_report;
+  }
+  return checker.Report();
+}
+
+::testing::AssertionResult Passes(const actgrad::AccuracyReport& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "count=%llu share=%.6f max_err=%.3g max_ulp=%.3g special_mismatch=%llu over_hard=%llu",
+                (unsigned long long)r.count, r.Share(), r.max_err, r.max_ulp,
+                (unsigned long long)r.special_mismatch, (unsigned long long)r.over_hard_bound);
+  if (r.pass) return ::testing::AssertionSuccess() << buf;
+  return ::testing::AssertionFailure() << buf << "; first failure: " << r.first_failure;
+}
+
+::testing::AssertionResult RunAndCheck(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out) {
+  const auto snap = out.Snapshot();
+  const RunResult rr = Run(s, g, x, out);
+  if (!rr.ok()) return ::testing::AssertionFailure() << SpecName(s) << ": " << IsOk(rr).message();
+  auto rep = Check(s, g, x, out);
+  auto p = Passes(rep);
+  if (!p) return ::testing::AssertionFailure() << SpecName(s) << ": " << p.message();
+  auto w = out.OnlyViewChanged(snap);
+  if (!w) return ::testing::AssertionFailure() << SpecName(s) << ": " << w.message();
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace apitest

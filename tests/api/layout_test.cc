@@ -1,0 +1,392 @@
+// Shapes and layouts: broadcasting (GELU, Softshrink), strided / offset /
+// transposed / expanded (stride 0) views for inputs and output, 0-d and 8-d
+// tensors, empty tensors, in-place output, large tensors (threaded path and
+// tails). Every run is checked against the reference and for writes outside
+// the output view.
+#include <random>
+
+#include "api_test_util.h"
+
+namespace apitest {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Random input values in the op's range, a few specials mixed in.
+double RandomInput(const OpSpec& s, bool is_g, DType t, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  if (!actgrad::IsFloat(t)) return std::floor(-100.0 + 200.0 * u(rng));
+  if (rng() % 97 == 0) {
+    static const double sp[] = {kNaN, kInf, -kInf, 0.0, -0.0, 1e-40, -1e-40};
+    return sp[rng() % 7];
+  }
+  if (is_g) return -2.0 + 4.0 * u(rng);
+  switch (s.op) {
+    case Op::kSeluBwd: return -1.7 + 6.0 * u(rng);
+    case Op::kHardswishBwd: return (rng() % 11 == 0) ? ((rng() & 1) ? 3.0 : -3.0) : -5.0 + 10.0 * u(rng);
+    case Op::kGeluBwd: return -6.0 + 12.0 * u(rng);
+    case Op::kSoftshrinkBwd: return (rng() % 11 == 0) ? ((rng() & 1) ? s.p.lambd : -s.p.lambd) : -2.0 + 4.0 * u(rng);
+    case Op::kLogitGrad: return -0.1 + 1.2 * u(rng);
+  }
+  return 0;
+}
+
+void FillInputs(const OpSpec& s, Tensor& g, Tensor& x, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  g.FillFn([&](int64_t) { return RandomInput(s, true, g.dtype(), rng); });
+  x.FillFn([&](int64_t) { return RandomInput(s, false, x.dtype(), rng); });
+}
+
+struct OpType {
+  std::string name;
+  OpSpec spec;
+  DType t;
+};
+
+std::vector<OpType> OpTypes() {
+  std::vector<OpType> v;
+  const std::vector<std::pair<std::string, OpSpec>> specs = {
+      {"selu", Spec(Op::kSeluBwd)},          {"hardswish", Spec(Op::kHardswishBwd)},
+      {"gelu", Spec(Op::kGeluBwd)},          {"gelu_tanh", GeluTanh()},
+      {"softshrink", Softshrink(0.5f)},      {"logit_m1", Logit(-1.0f)},
+      {"logit_0_25", Logit(0.25f)},
+  };
+  for (const auto& [n, s] : specs) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) v.push_back({n + "_" + Name(t), s, t});
+    if (s.op == Op::kSeluBwd)
+      for (DType t : {DType::kI32, DType::kI8}) v.push_back({n + "_" + Name(t), s, t});
+  }
+  return v;
+}
+
+class Layout : public ::testing::TestWithParam<OpType> {};
+
+std::string OpTypeName(const ::testing::TestParamInfo<OpType>& i) { return i.param.name; }
+
+TEST_P(Layout, Contiguous2D) {
+  const auto& p = GetParam();
+  Tensor g(p.t, {7, 33}), x(p.t, {7, 33}), o(p.t, {7, 33});
+  FillInputs(p.spec, g, x, 1);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, TransposedInputs) {
+  const auto& p = GetParam();
+  Tensor g = PermutedView(p.t, {9, 17}, {1, 0});
+  Tensor x = PermutedView(p.t, {9, 17}, {1, 0});
+  Tensor o(p.t, {9, 17});
+  FillInputs(p.spec, g, x, 2);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, TransposedOutput) {
+  const auto& p = GetParam();
+  Tensor g(p.t, {9, 17}), x(p.t, {9, 17});
+  Tensor o = PermutedView(p.t, {9, 17}, {1, 0});
+  FillInputs(p.spec, g, x, 3);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, EveryOtherElementWithOffset) {
+  const auto& p = GetParam();
+  Tensor g = SteppedView(p.t, {5, 13}, 2, 3);
+  Tensor x = SteppedView(p.t, {5, 13}, 3, 1);
+  Tensor o = SteppedView(p.t, {5, 13}, 2, 5);
+  FillInputs(p.spec, g, x, 4);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, Permuted3DMixed) {
+  const auto& p = GetParam();
+  Tensor g = PermutedView(p.t, {4, 6, 11}, {2, 0, 1});
+  Tensor x = SteppedView(p.t, {4, 6, 11}, 2, 7);
+  Tensor o = PermutedView(p.t, {4, 6, 11}, {1, 2, 0});
+  FillInputs(p.spec, g, x, 5);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, OffsetViewInsideLargerStorage) {
+  const auto& p = GetParam();
+  // Rows 2..5 and columns 3..12 of a 8x20 matrix: strides (20, 1), offset 43.
+  Tensor g(p.t, {4, 10}, {20, 1}, 43, {8, 20});
+  Tensor x(p.t, {4, 10}, {20, 1}, 43, {8, 20});
+  Tensor o(p.t, {4, 10}, {20, 1}, 43, {8, 20});
+  FillInputs(p.spec, g, x, 6);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, ExpandedStrideZeroInputs) {
+  const auto& p = GetParam();
+  Tensor g = ExpandedView(p.t, {6, 21}, {true, false});   // one row repeated
+  Tensor x = ExpandedView(p.t, {6, 21}, {false, true});   // one column repeated
+  Tensor o(p.t, {6, 21});
+  FillInputs(p.spec, g, x, 7);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, ZeroDim) {
+  const auto& p = GetParam();
+  Tensor g(p.t, Dims{}), x(p.t, Dims{}), o(p.t, Dims{});
+  ASSERT_NE(g.get(), nullptr) << ErrMsg();
+  g.Set(0, actgrad::IsFloat(p.t) ? 1.5 : 3);
+  x.Set(0, actgrad::IsFloat(p.t) ? 0.375 : -1);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+TEST_P(Layout, EightDims) {
+  const auto& p = GetParam();
+  const Dims d = {2, 3, 1, 2, 3, 1, 2, 5};
+  Tensor g(p.t, d);
+  Tensor x = PermutedView(p.t, d, {7, 6, 5, 4, 3, 2, 1, 0});
+  Tensor o = PermutedView(p.t, d, {1, 0, 3, 2, 5, 4, 7, 6});
+  ASSERT_NE(x.get(), nullptr) << ErrMsg();
+  FillInputs(p.spec, g, x, 8);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+  Tensor g2 = SteppedView(p.t, d, 2, 1), x2(p.t, d), o2 = SteppedView(p.t, d, 3, 2);
+  FillInputs(p.spec, g2, x2, 9);
+  EXPECT_TRUE(RunAndCheck(p.spec, g2, x2, o2));
+}
+
+TEST_P(Layout, Empty) {
+  const auto& p = GetParam();
+  for (const Dims& d : {Dims{3, 0, 4}, Dims{0}, Dims{2, 0}}) {
+    Tensor g(p.t, d), x(p.t, d), o(p.t, d, ContiguousStrides(d), 0, {16});  // storage with room
+    const auto snap = o.Snapshot();
+    uint64_t ws = 123;
+    aclOpExecutor* ex = nullptr;
+    ScalarPtr holder;
+    ASSERT_EQ(GetWorkspace(p.spec, g, x, o, &ws, &ex, &holder), ACLNN_SUCCESS) << ErrMsg();
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(Execute(p.spec, nullptr, 0, ex, AclEnv::stream()), ACLNN_SUCCESS) << ErrMsg();
+    EXPECT_EQ(aclrtSynchronizeStream(AclEnv::stream()), ACL_SUCCESS);
+    EXPECT_TRUE(o.Unchanged(snap));
+  }
+}
+
+TEST_P(Layout, EmptyWithNullData) {
+  const auto& p = GetParam();
+  const Dims d = {4, 0};
+  Tensor g(p.t, d), x(p.t, d), o(p.t, d);
+  g.RecreateWithNullData();
+  x.RecreateWithNullData();
+  o.RecreateWithNullData();
+  ASSERT_NE(o.get(), nullptr) << ErrMsg();
+  uint64_t ws = 1;
+  aclOpExecutor* ex = nullptr;
+  ScalarPtr holder;
+  ASSERT_EQ(GetWorkspace(p.spec, g, x, o, &ws, &ex, &holder), ACLNN_SUCCESS) << ErrMsg();
+  EXPECT_EQ(ws, 0u);
+  EXPECT_EQ(Execute(p.spec, nullptr, 0, ex, AclEnv::stream()), ACLNN_SUCCESS) << ErrMsg();
+}
+
+TEST_P(Layout, InPlaceOutputAliasesGradOutput) {
+  const auto& p = GetParam();
+  for (const bool strided : {false, true}) {
+    Tensor g = strided ? SteppedView(p.t, {3, 70}, 2, 1) : Tensor(p.t, {3, 70});
+    Tensor x(p.t, {3, 70});
+    FillInputs(p.spec, g, x, 10);
+    Tensor g_before = g.Clone();
+    Tensor o = g.Alias();
+    const auto snap = o.Snapshot();
+    ASSERT_TRUE(IsOk(Run(p.spec, g, x, o)));
+    EXPECT_TRUE(Passes(Check(p.spec, g_before, x, o))) << (strided ? "strided" : "contiguous");
+    EXPECT_TRUE(o.OnlyViewChanged(snap));
+  }
+}
+
+TEST_P(Layout, InPlaceOutputAliasesSelf) {
+  const auto& p = GetParam();
+  Tensor g(p.t, {2, 129}), x(p.t, {2, 129});
+  FillInputs(p.spec, g, x, 11);
+  Tensor x_before = x.Clone();
+  Tensor o = x.Alias();
+  ASSERT_TRUE(IsOk(Run(p.spec, g, x, o)));
+  EXPECT_TRUE(Passes(Check(p.spec, g, x_before, o)));
+}
+
+TEST_P(Layout, LengthsAroundVectorWidths) {
+  const auto& p = GetParam();
+  for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 129, 255, 257, 1023, 1025, 4097}) {
+    Tensor g(p.t, {n}), x(p.t, {n}), o(p.t, {n});
+    FillInputs(p.spec, g, x, 100 + uint64_t(n));
+    EXPECT_TRUE(RunAndCheck(p.spec, g, x, o)) << "n=" << n;
+    // misaligned: the same length at offset 1 in all three
+    Tensor g1(p.t, {n}, {1}, 1, {n + 1}), x1(p.t, {n}, {1}, 1, {n + 1}), o1(p.t, {n}, {1}, 1, {n + 1});
+    FillInputs(p.spec, g1, x1, 200 + uint64_t(n));
+    EXPECT_TRUE(RunAndCheck(p.spec, g1, x1, o1)) << "n=" << n << " offset 1";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Layout, ::testing::ValuesIn(OpTypes()), OpTypeName);
+
+// ---- broadcasting (GELU and Softshrink)
+
+struct BcastCase {
+  Dims g, x, out;
+};
+
+const std::vector<BcastCase>& BcastCases() {
+  static const std::vector<BcastCase> c = {
+      {{4, 1, 5}, {3, 1}, {4, 3, 5}},
+      {{3, 1}, {4, 1, 5}, {4, 3, 5}},
+      {{1}, {2, 3}, {2, 3}},
+      {{2, 3}, {1}, {2, 3}},
+      {{}, {2, 3}, {2, 3}},
+      {{2, 3}, {}, {2, 3}},
+      {{}, {}, {}},
+      {{2, 3}, {3}, {2, 3}},
+      {{5, 1, 1, 7}, {1, 6, 1}, {5, 1, 6, 7}},
+      {{1, 1, 1, 1, 1, 1, 1, 9}, {2, 1, 2, 1, 2, 1, 2, 1}, {2, 1, 2, 1, 2, 1, 2, 9}},
+      {{37, 1}, {1, 41}, {37, 41}},
+      {{1}, {1}, {1}},
+  };
+  return c;
+}
+
+struct BcastOp {
+  std::string name;
+  OpSpec spec;
+  DType t;
+};
+
+std::vector<BcastOp> BcastOps() {
+  std::vector<BcastOp> v;
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    v.push_back({"gelu_" + Name(t), Spec(Op::kGeluBwd), t});
+    v.push_back({"gelu_tanh_" + Name(t), GeluTanh(), t});
+    v.push_back({"softshrink_" + Name(t), Softshrink(0.5f), t});
+  }
+  return v;
+}
+
+class Broadcast : public ::testing::TestWithParam<BcastOp> {};
+
+TEST_P(Broadcast, NumpyRules) {
+  const auto& p = GetParam();
+  int k = 0;
+  for (const auto& c : BcastCases()) {
+    Tensor g(p.t, c.g), x(p.t, c.x), o(p.t, c.out);
+    FillInputs(p.spec, g, x, 20 + uint64_t(k++));
+    EXPECT_TRUE(RunAndCheck(p.spec, g, x, o)) << "g " << ::testing::PrintToString(c.g) << " x "
+                                              << ::testing::PrintToString(c.x);
+  }
+}
+
+TEST_P(Broadcast, StridedInputsAndOutput) {
+  const auto& p = GetParam();
+  // g: transposed [6, 4] broadcast over x [3, 6, 4] stepped; out [3, 6, 4] permuted.
+  Tensor g = PermutedView(p.t, {6, 4}, {1, 0});
+  Tensor x = SteppedView(p.t, {3, 6, 4}, 2, 3);
+  Tensor o = PermutedView(p.t, {3, 6, 4}, {2, 1, 0});
+  FillInputs(p.spec, g, x, 30);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+  // a size-1 dim with an arbitrary stride, plus an offset
+  Tensor g2(p.t, {5, 1}, {3, 77}, 2, {20});
+  Tensor x2(p.t, {1, 8}, {99, 2}, 1, {20});
+  Tensor o2 = SteppedView(p.t, {5, 8}, 2, 1);
+  FillInputs(p.spec, g2, x2, 31);
+  EXPECT_TRUE(RunAndCheck(p.spec, g2, x2, o2));
+}
+
+TEST_P(Broadcast, EmptyBroadcast) {
+  const auto& p = GetParam();
+  Tensor g(p.t, {0, 1}), x(p.t, {1, 5}), o(p.t, {0, 5}, {5, 1}, 0, {8});
+  const auto snap = o.Snapshot();
+  const RunResult r = Run(p.spec, g, x, o);
+  EXPECT_TRUE(IsOk(r));
+  EXPECT_EQ(r.workspace, 0u);
+  EXPECT_TRUE(o.Unchanged(snap));
+}
+
+TEST_P(Broadcast, NotBroadcastableOrWrongOutput) {
+  const auto& p = GetParam();
+  struct Bad { Dims g, x, out; };
+  const std::vector<Bad> bad = {
+      {{3}, {4}, {4}},                // 3 vs 4
+      {{2, 3}, {3, 2}, {2, 3}},       // trailing 3 vs 2
+      {{2, 1}, {1, 3}, {2, 1}},       // output is not the broadcast shape
+      {{2, 3}, {2, 3}, {3, 2}},       // output shape mismatch
+      {{2, 3}, {3}, {1, 2, 3}},       // output rank above the broadcast rank
+      {{4, 1}, {1, 5}, {4, 1, 5}},    // output of another shape
+  };
+  for (const auto& b : bad) {
+    Tensor g(p.t, b.g), x(p.t, b.x), o(p.t, b.out, ContiguousStrides(b.out), 0, {Numel(b.out) + 8});
+    const auto snap = o.Snapshot();
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    ScalarPtr holder;
+    EXPECT_EQ(GetWorkspace(p.spec, g, x, o, &ws, &ex, &holder), ACLNN_ERR_PARAM_INVALID)
+        << "g " << ::testing::PrintToString(b.g) << " x " << ::testing::PrintToString(b.x) << " out "
+        << ::testing::PrintToString(b.out);
+    EXPECT_FALSE(ErrMsg().empty());
+    EXPECT_TRUE(o.Unchanged(snap));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Broadcast, ::testing::ValuesIn(BcastOps()),
+                         [](const ::testing::TestParamInfo<BcastOp>& i) { return i.param.name; });
+
+// ---- large tensors: the threaded path and its tails
+
+class Large : public ::testing::TestWithParam<OpType> {};
+
+TEST_P(Large, ThreeMillionPlusTail) {
+  const auto& p = GetParam();
+  const int64_t n = 3000017;
+  Tensor g(p.t, {n}), x(p.t, {n}), o(p.t, {n});
+  FillInputs(p.spec, g, x, 40);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Large,
+                         ::testing::Values(OpType{"selu_f32", Spec(Op::kSeluBwd), DType::kF32},
+                                           OpType{"hardswish_f32", Spec(Op::kHardswishBwd), DType::kF32},
+                                           OpType{"gelu_f32", Spec(Op::kGeluBwd), DType::kF32},
+                                           OpType{"softshrink_f32", Softshrink(0.5f), DType::kF32},
+                                           OpType{"logit_f32", Logit(-1.0f), DType::kF32},
+                                           OpType{"gelu_bf16", Spec(Op::kGeluBwd), DType::kBF16},
+                                           OpType{"selu_f16", Spec(Op::kSeluBwd), DType::kF16},
+                                           OpType{"selu_i8", Spec(Op::kSeluBwd), DType::kI8}),
+                         OpTypeName);
+
+TEST(LargeLayouts, StridedOutputAndInput) {
+  const int64_t rows = 1001, cols = 1500;  // 1.5M elements, every other one
+  Tensor g = SteppedView(DType::kF32, {rows, cols}, 2, 1);
+  Tensor x = PermutedView(DType::kF32, {rows, cols}, {1, 0});
+  Tensor o = SteppedView(DType::kF32, {rows, cols}, 2, 0);
+  FillInputs(Spec(Op::kHardswishBwd), g, x, 41);
+  EXPECT_TRUE(RunAndCheck(Spec(Op::kHardswishBwd), g, x, o));
+}
+
+TEST(LargeLayouts, GeluBroadcast) {
+  Tensor g(DType::kF32, {1537, 1}), x(DType::kF32, {1, 2003}), o(DType::kF32, {1537, 2003});
+  FillInputs(Spec(Op::kGeluBwd), g, x, 42);
+  EXPECT_TRUE(RunAndCheck(Spec(Op::kGeluBwd), g, x, o));
+}
+
+TEST(LargeLayouts, SoftshrinkBroadcastF16ToStridedOutput) {
+  Tensor g(DType::kF16, {1, 3001}), x(DType::kF16, {999, 1});
+  Tensor o = PermutedView(DType::kF16, {999, 3001}, {1, 0});
+  FillInputs(Softshrink(0.5f), g, x, 43);
+  EXPECT_TRUE(RunAndCheck(Softshrink(0.5f), g, x, o));
+}
+
+TEST(LargeLayouts, GeluPromotionMixedLarge) {
+  Tensor g(DType::kF16, {1024, 1025}), x(DType::kBF16, {1024, 1025}), o(DType::kF32, {1024, 1025});
+  FillInputs(Spec(Op::kGeluBwd), g, x, 44);
+  EXPECT_TRUE(RunAndCheck(Spec(Op::kGeluBwd), g, x, o));
+}
+
+TEST(LargeLayouts, InPlaceLarge) {
+  const int64_t n = 2000003;
+  Tensor g(DType::kF32, {n}), x(DType::kF32, {n});
+  FillInputs(Spec(Op::kGeluBwd), g, x, 45);
+  Tensor before = g.Clone();
+  Tensor o = g.Alias();
+  ASSERT_TRUE(IsOk(Run(Spec(Op::kGeluBwd), g, x, o)));
+  EXPECT_TRUE(Passes(Check(Spec(Op::kGeluBwd), before, x, o)));
+}
+
+}  // namespace
+}  // namespace apitest

@@ -2,6 +2,16 @@
 
 #include <omp.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "tiling/compiled_tables.h"
+#include "tiling/machine.h"
+#include "tiling/table.h"
+
 namespace actgrad {
 
 int SizeBucket(uint64_t n) {
@@ -10,13 +20,127 @@ int SizeBucket(uint64_t n) {
   return k;
 }
 
-std::string ActiveTableName() { return "default"; }
-
-KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool) {
+KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
   KernelChoice c;
   c.variant = DefaultVariant(op, dtype, mode);
   c.threads = n >= (uint64_t(1) << 16) ? omp_get_max_threads() : 1;
   return c;
+}
+
+namespace {
+
+constexpr int kBuckets = 32;
+struct Cell {
+  const Variant* variant = nullptr;
+  int64_t tile = 0;
+  int threads = 1;
+};
+// [op][dtype][mode][layout][bucket]
+using Grid = Cell[kNumOps][kNumDTypes][2][2][kBuckets];
+
+struct Active {
+  ActiveTableInfo info;
+  std::unique_ptr<Grid> grid{new Grid{}};
+};
+
+Active* g_active = nullptr;
+std::once_flag g_once;
+
+void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const char* name, int64_t tile, int threads) {
+  const Variant* v = FindVariant(name);
+  if (!v || !v->supported) {
+    std::fprintf(stderr, "actgrad: tiling table %s names %s variant %s; using the default there\n",
+                 a->info.source.c_str(), v ? "unsupported" : "unknown", name);
+    return;
+  }
+  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || bucket >= kBuckets) return;
+  (*a->grid)[op][dtype][mode][layout][bucket] = Cell{v, tile, threads};
+  ++a->info.entries;
+}
+
+Active* Select(const std::string& id_override, const std::string& isa_override) {
+  auto* a = new Active;
+  // 1. the run-time override, for experiments; a bad file falls back.
+  if (const char* path = std::getenv("ACTGRAD_TILING_TABLE"); path && *path) {
+    tables::Table t;
+    std::string error;
+    if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
+      a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
+      for (const auto& e : t.entries)
+        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.bucket, e.variant.c_str(), e.tile, e.threads);
+      return a;
+    }
+    std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the compiled-in table\n",
+                 error.empty() ? "not a CPU table" : error.c_str());
+  }
+  // 2. compiled-in: exact machine id, then ISA family, then the default.
+  const std::string id = id_override.empty() ? MachineId() : id_override;
+  const std::string isa = isa_override.empty() ? IsaFamily() : isa_override;
+  const tables::CompiledTable* pick = nullptr;
+  std::string reason;
+  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
+    if (id == tables::kCompiledTables[i].machine_id) pick = &tables::kCompiledTables[i], reason = "exact machine id";
+  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
+    if (!isa.empty() && isa == tables::kCompiledTables[i].isa_family)
+      pick = &tables::kCompiledTables[i], reason = "ISA family " + isa;
+  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
+    if (std::string("default") == tables::kCompiledTables[i].machine_id)
+      pick = &tables::kCompiledTables[i], reason = "portable default";
+  if (!pick) return a;
+  a->info = {pick->machine_id, std::string("compiled:") + pick->source, reason, 0};
+  for (size_t i = 0; i < pick->count; ++i) {
+    const auto& e = pick->entries[i];
+    Add(a, e.op, e.dtype, e.mode, e.layout, e.bucket, e.variant, e.tile, e.threads);
+  }
+  return a;
+}
+
+Active* Get() {
+  std::call_once(g_once, [] { g_active = Select("", ""); });
+  return g_active;
+}
+
+}  // namespace
+
+const ActiveTableInfo& ActiveTable() { return Get()->info; }
+std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->info.source + ")"; }
+
+void ReloadTilingTable(const std::string& id, const std::string& isa) {
+  Get();
+  Active* old = g_active;
+  g_active = Select(id, isa);
+  delete old;
+}
+
+namespace {
+thread_local const KernelChoice* t_forced = nullptr;
+}
+
+ScopedKernelOverride::ScopedKernelOverride(const KernelChoice& forced) : previous_(t_forced), forced_(forced) {
+  t_forced = &forced_;
+}
+ScopedKernelOverride::~ScopedKernelOverride() { t_forced = previous_; }
+
+KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
+  if (t_forced && t_forced->variant && t_forced->variant->op == op && t_forced->variant->dtype == dtype)
+    return *t_forced;
+  const Active* a = Get();
+  const auto& cells = (*a->grid)[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
+  // The entry of n's bucket, else the nearest tuned bucket (tables cover
+  // 1K..64M; smaller and larger sizes use the end buckets).
+  const int b = SizeBucket(n);
+  for (int d = 0; d < kBuckets; ++d) {
+    for (int s : {b - d, b + d}) {
+      if (s < 0 || s >= kBuckets || !cells[s].variant) continue;
+      KernelChoice c;
+      c.variant = cells[s].variant;
+      c.threads = std::min(cells[s].threads, omp_get_max_threads());
+      c.chunk = size_t(cells[s].tile);
+      c.from_table = true;
+      return c;
+    }
+  }
+  return DefaultChoice(op, dtype, mode, n);
 }
 
 }  // namespace actgrad

@@ -16,7 +16,7 @@ int Fail(int code, const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  g_last_error = "[" + std::to_string(code) + "] " + buf;
+  g_last_error.assign("[").append(std::to_string(code)).append("] ").append(buf);
   return code;
 }
 

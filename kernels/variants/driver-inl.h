@@ -27,9 +27,58 @@ enum class Upcast { kNone, kReg, kStaged };
 // ---- loads and stores of fp32 lanes from/to storage type T ----------------
 template <class DF>
 HWY_INLINE hn::Vec<DF> LoadF(DF df, const float* p) { return hn::LoadU(df, p); }
+// Highway 1.0.3 emulates fp16 conversions on targets without F16C (SSE4,
+// EMU128) by truncation, and maps Inf/NaN to finite values. These targets get
+// exact integer conversions (round to nearest even, specials kept) instead.
+#undef ACTGRAD_OWN_F16_CONVERSIONS  // re-decided for each target
+#if (HWY_ARCH_X86 && HWY_TARGET >= HWY_SSE4) || HWY_TARGET == HWY_EMU128
+#define ACTGRAD_OWN_F16_CONVERSIONS 1
+#endif
+
+#ifdef ACTGRAD_OWN_F16_CONVERSIONS
+template <class DF>
+HWY_INLINE hn::Vec<DF> PromoteF16(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> h) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto b = hn::PromoteTo(du, h);
+  const auto sign = hn::ShiftLeft<16>(hn::And(b, hn::Set(du, 0x8000u)));
+  const auto exp = hn::And(hn::ShiftRight<10>(b), hn::Set(du, 0x1Fu));
+  const auto man = hn::And(b, hn::Set(du, 0x3FFu));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exp, hn::Set(du, 112u))), hn::ShiftLeft<13>(man));
+  const auto special = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(man));
+  const auto sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(hn::RebindToSigned<DF>(), man)),
+                                           hn::Set(df, 5.9604644775390625e-08f)));
+  auto bits = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), sub, normal);
+  bits = hn::IfThenElse(hn::Eq(exp, hn::Set(du, 31u)), special, bits);
+  return hn::BitCast(df, hn::Or(bits, sign));
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteF16(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto bits = hn::BitCast(du, v);
+  const auto sign = hn::ShiftRight<16>(hn::And(bits, hn::Set(du, 0x80000000u)));
+  const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto lsb = hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 1u));
+  const auto normal = hn::ShiftRight<13>(hn::Sub(hn::Add(hn::Add(abs, hn::Set(du, 0xFFFu)), lsb), hn::Set(du, 0x38000000u)));
+  // Below the smallest normal: adding 0.5 puts the fp16 ulp (2^-24) at the
+  // fp32 ulp, so the FPU's own round-to-nearest-even does the rounding.
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, abs), hn::Set(df, 0.5f))), hn::Set(du, 0x3F000000u));
+  auto r = hn::IfThenElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, abs), hn::Set(di, 0x38800000))), sub, normal);
+  r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, abs), hn::Set(di, 0x477FEFFF))), hn::Set(du, 0x7C00u), r);  // overflow, Inf
+  r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, abs), hn::Set(di, 0x7F800000))), hn::Set(du, 0x7E00u), r);  // NaN
+  return hn::DemoteTo(hn::Rebind<uint16_t, DF>(), hn::BitCast(di, hn::Or(r, sign)));
+}
+#endif
+
 template <class DF>
 HWY_INLINE hn::Vec<DF> LoadF(DF df, const hwy::float16_t* p) {
+#ifdef ACTGRAD_OWN_F16_CONVERSIONS
+  const hn::Rebind<uint16_t, DF> du16;
+  return PromoteF16(df, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+#else
   return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), p));
+#endif
 }
 template <class DF>
 HWY_INLINE hn::Vec<DF> LoadF(DF df, const hwy::bfloat16_t* p) {
@@ -51,8 +100,12 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBF16Bits(DF df, hn::Vec<DF> v
 
 template <class DF>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBits(DF df, hn::Vec<DF> v, const hwy::float16_t*) {
+#ifdef ACTGRAD_OWN_F16_CONVERSIONS
+  return DemoteF16(df, v);
+#else
   const hn::Rebind<hwy::float16_t, DF> dh;
   return hn::BitCast(hn::Rebind<uint16_t, DF>(), hn::DemoteTo(dh, v));
+#endif
 }
 template <class DF>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> DemoteBits(DF df, hn::Vec<DF> v, const hwy::bfloat16_t*) {

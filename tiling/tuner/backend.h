@@ -20,6 +20,9 @@ struct Bucket {
   std::string layout;  // "contig" | "bcast"
   int bucket;          // n in [4^bucket, 4^(bucket+1))
   uint64_t n;          // the size measured for this bucket
+  // GELU only: which formula (erf = kNone, or tanh); kNone for the other ops.
+  // (Added by the tuner; last so that existing aggregate initializers compile.)
+  GeluApprox mode = GeluApprox::kNone;
 };
 
 // One point of the search space. For the CPU: a variant name, the per-thread

@@ -1,0 +1,93 @@
+#include "accuracy/check.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+#include "reference/accuracy.h"
+
+namespace actgrad::acc {
+
+double UnitRoundoff(DType t) {
+  switch (t) {
+    case DType::kF32: return 0x1p-24;
+    case DType::kF16: return 0x1p-11;
+    case DType::kBF16: return 0x1p-8;
+    default: return 0.0;
+  }
+}
+
+namespace {
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+}  // namespace
+
+VariantAccuracy CheckVariant(const Variant& v, const AccuracyOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  VariantAccuracy r;
+  r.variant = v.name;
+  r.op = v.op;
+  r.dtype = v.dtype;
+  r.gelu_mode = v.gelu_mode;
+  r.approx = v.approx;
+  r.target = v.target;
+  r.claimed_max_err = v.claimed_max_err;
+  if (!v.supported || v.fn == nullptr) {
+    r.run = false;
+    r.first_failure = "not run (CPU lacks " + v.target + ")";
+    return r;
+  }
+  r.run = true;
+  const auto inputs = GetInputs(v.op, v.dtype, v.gelu_mode, opt);
+  const size_t es = DTypeSize(v.dtype);
+  size_t max_n = 1;
+  for (const auto& c : inputs->cases) max_n = std::max(max_n, c.n);
+  // 64-byte aligned output, as a framework allocation would be.
+  const size_t bytes = (max_n * es + 63) / 64 * 64;
+  std::unique_ptr<uint8_t, FreeDeleter> out(static_cast<uint8_t*>(std::aligned_alloc(64, bytes)));
+
+  AccuracyChecker all(v.dtype), g1(v.dtype);
+  std::string first_failure;
+  for (const InputCase& c : inputs->cases) {
+    OpParams p = c.params;
+    p.gelu_approx = v.gelu_mode;
+    std::fill_n(out.get(), c.n * es, uint8_t(0xCD));
+    const KernelArgs a{c.g.data(), c.x.data(), out.get(), c.n, p, 0};
+    v.fn(a);
+    AccuracyChecker one(v.dtype);
+    for (size_t i = 0; i < c.n; ++i) {
+      const double o = DecodeElement(v.dtype, out.get(), i);
+      const double g = DecodeElement(v.dtype, c.g.data(), i);
+      const double x = DecodeElement(v.dtype, c.x.data(), i);
+      one.Add(o, c.ref[i], g, x);
+      if ((c.flags[i] & (kFlagG1 | kFlagSpecial)) == kFlagG1) g1.Add(o, c.ref[i], g, x);
+    }
+    const AccuracyReport rep = one.Report();
+    if (first_failure.empty() && (rep.special_mismatch || rep.over_hard_bound) && !rep.first_failure.empty())
+      first_failure = (c.label.empty() ? "" : c.label + ": ") + rep.first_failure;
+    all.Merge(one);
+  }
+  const AccuracyReport rep = all.Report();
+  r.count = rep.count;
+  r.share = rep.Share();
+  r.max_err = rep.max_err;
+  r.max_ulp = rep.max_ulp;
+  r.special_mismatch = rep.special_mismatch;
+  r.over_hard_bound = rep.over_hard_bound;
+  r.pass = rep.pass;
+  if (!rep.pass) r.first_failure = first_failure.empty() ? rep.first_failure : first_failure;
+  r.g1_max_err = g1.Report().max_err;
+  if (v.claimed_max_err > 0) {
+    r.claim_allowance = v.claimed_max_err + UnitRoundoff(v.dtype) * (1.0 + v.claimed_max_err);
+    r.meets_claim = r.g1_max_err <= r.claim_allowance;
+  } else {
+    r.claim_allowance = 0;
+    r.meets_claim = r.pass;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace actgrad::acc

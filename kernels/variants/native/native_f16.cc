@@ -1,0 +1,200 @@
+// f16native: the five ops computed in fp16 arithmetic on __m512h (32 lanes),
+// AVX512-FP16. Compile with -mavx512f -mavx512bw -mavx512vl -mavx512dq
+// -mavx512fp16 (see native_variants.h). Each op is written so that its last
+// operation is the only rounding of the result's size (the others are exact
+// or much smaller): fp16 has 11 bits and the spec's fp16 rule allows about
+// two roundings' worth of error.
+// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
+// uninitialized" / "uninitialized" once many intrinsics are inlined into one
+// function (a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include "variants/native/gelu_f16_tables.h"
+#include "variants/native/native_driver.h"
+#include "variants/native/native_kernels.h"
+
+namespace actgrad::native {
+namespace {
+
+inline __m512h H(__m512i v) { return _mm512_castsi512_ph(v); }
+inline __m512i I(__m512h v) { return _mm512_castph_si512(v); }
+// Lanes of v where k is set, else 0 / else src (GCC 12 has no *_mov_ph).
+inline __m512h MaskzMov(__mmask32 k, __m512h v) { return _mm512_mask_blend_ph(k, _mm512_setzero_ph(), v); }
+inline __m512h MaskMov(__m512h src, __mmask32 k, __m512h v) { return _mm512_mask_blend_ph(k, src, v); }
+inline __m512h SetBits(uint16_t bits) { return _mm512_castsi512_ph(_mm512_set1_epi16(short(bits))); }
+inline __m512h Set(double v) { return _mm512_set1_ph(static_cast<_Float16>(v)); }
+// The fp16 rounding error of v: v - fp16(v), itself as fp16.
+inline __m512h SetLo(double v) {
+  return _mm512_set1_ph(static_cast<_Float16>(v - double(static_cast<_Float16>(v))));
+}
+
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+constexpr double kSeluAlphaScale = kSeluAlpha * kSeluScale;
+
+// Error-free a + b = s + err (Knuth's TwoSum, any magnitudes).
+inline __m512h TwoSum(__m512h a, __m512h b, __m512h* err) {
+  const __m512h s = _mm512_add_ph(a, b);
+  const __m512h bb = _mm512_sub_ph(s, a);
+  *err = _mm512_add_ph(_mm512_sub_ph(a, _mm512_sub_ph(s, bb)), _mm512_sub_ph(b, bb));
+  return s;
+}
+
+// y > 0: g*scale = fma(g, scale_hi, g*scale_lo).
+// y <= 0 (and NaN): g*(y + alpha*scale) with y + as_hi = t + err exactly
+// (TwoSum): fma(g, t, g*(err + as_lo)), rounded once.
+struct SeluF16 {
+  __m512h scale_hi = Set(kSeluScale), scale_lo = SetLo(kSeluScale);
+  __m512h as_hi = Set(kSeluAlphaScale), as_lo = SetLo(kSeluAlphaScale), four = Set(4.0);
+  explicit SeluF16(const OpParams&) {}
+  __m512i operator()(__m512i gi, __m512i yi) const {
+    const __m512h g = H(gi), y = H(yi);
+    const __mmask32 pos = _mm512_cmp_ph_mask(y, _mm512_setzero_ph(), _CMP_GT_OQ);
+    __m512h err;
+    const __m512h t = TwoSum(y, as_hi, &err);
+    // err matters only where y + alpha*scale is small (it is <= half an ulp of
+    // t); dropping it for |t| >= 4 keeps g*err from overflowing (or being NaN
+    // for infinite y) where g*t itself is in range.
+    err = MaskzMov(_mm512_cmp_ph_mask(_mm512_abs_ph(t), four, _CMP_LT_OQ), err);
+    const __m512h neg = _mm512_fmadd_ph(g, t, _mm512_mul_ph(g, _mm512_add_ph(err, as_lo)));
+    const __m512h p = _mm512_fmadd_ph(g, scale_hi, _mm512_mul_ph(g, scale_lo));
+    return I(_mm512_mask_blend_ph(pos, neg, p));
+  }
+};
+
+// x < -3: 0; -3 <= x <= 3: g*(x/3 + 0.5) = g*(x + 1.5)/3; x > 3 and NaN: g.
+// (x + 1.5)/3 = fma(t, c3_hi, err*c3_hi + t*c3_lo) with x + 1.5 = t + err
+// exactly (TwoSum), so the slope is rounded once (no cancellation error near
+// x = -1.5), then one product with g.
+struct HardswishF16 {
+  __m512h three = Set(3.0), neg_three = Set(-3.0), one_half = Set(1.5);
+  __m512h c3_hi = Set(1.0 / 3.0), c3_lo = SetLo(1.0 / 3.0);
+  explicit HardswishF16(const OpParams&) {}
+  __m512i operator()(__m512i gi, __m512i xi) const {
+    const __m512h g = H(gi), x = H(xi);
+    const __mmask32 below = _mm512_cmp_ph_mask(x, neg_three, _CMP_LT_OQ);
+    const __mmask32 upto3 = _mm512_cmp_ph_mask(x, three, _CMP_LE_OQ);
+    __m512h err;
+    const __m512h t = TwoSum(x, one_half, &err);
+    const __m512h small = _mm512_fmadd_ph(err, c3_hi, _mm512_mul_ph(t, c3_lo));
+    const __m512h s = _mm512_fmadd_ph(t, c3_hi, small);
+    const __m512h mid = _mm512_mul_ph(s, g);
+    const __m512h r = _mm512_mask_blend_ph(upto3, g, mid);
+    return I(MaskzMov(_knot_mask32(below), r));
+  }
+};
+
+// |x| <= lambd -> 0, else g (NaN x -> g). lambd is an fp32 value; for an
+// fp16 x, x <= lambd <=> x <= (the largest fp16 <= lambd), so the comparison
+// is exact even when lambd has no fp16 representation.
+struct SoftshrinkF16 {
+  __m512h lam, neg_lam;
+  explicit SoftshrinkF16(const OpParams& p) {
+    const uint16_t l = FloorToHalfBits(p.lambd);
+    lam = SetBits(l);
+    neg_lam = SetBits(uint16_t(l ^ 0x8000u));  // -floor(l) = ceil(-l)
+  }
+  __m512i operator()(__m512i gi, __m512i xi) const {
+    const __m512h x = H(xi);
+    const __mmask32 ge = _mm512_cmp_ph_mask(x, neg_lam, _CMP_GE_OQ);
+    const __mmask32 le = _mm512_cmp_ph_mask(x, lam, _CMP_LE_OQ);
+    return _mm512_maskz_mov_epi16(_knot_mask32(_kand_mask32(ge, le)), gi);
+  }
+};
+
+// LogitGrad in pure fp16: dy / (x - x*x) with x - x*x = x*(1-x) rounded once
+// (fma), then one correctly rounded division. The eps rules are resolved per
+// call into two ranges (see reference.h::LogitGrad):
+//   NaN unless nan_lo <= x <= nan_hi; else 0 if x < zero_lo or x > zero_hi;
+//   else dy / (x - x*x)  (x = -0 keeps its sign: dy / -0), or dy / +0 when
+//   eps == 1.
+// The fp32 bounds eps and 1-eps become exact fp16 bounds (ceil / floor).
+struct LogitF16 {
+  __m512h nan_lo, nan_hi, zero_lo, zero_hi;
+  __mmask32 div_zero = 0;
+  explicit LogitF16(const OpParams& p) {
+    const uint16_t kInf = 0x7C00u, kNegInf = 0xFC00u, kMax = 0x7BFFu, kNegMax = 0xFBFFu;
+    uint16_t nl = kNegMax, nh = kMax, zl = kNegInf, zh = kInf;
+    switch (LogitModeOf(p.eps)) {
+      case kLogitAllNaN: nl = kInf; nh = kNegInf; break;
+      case kLogitZero: zl = kInf; break;
+      case kLogitDivZero: div_zero = ~__mmask32(0); break;
+      case kLogitNeg: nl = 0; nh = 0x3C00u; break;
+      case kLogitNonNeg: zl = CeilToHalfBits(p.eps); zh = FloorToHalfBits(1.0f - p.eps); break;
+    }
+    nan_lo = SetBits(nl); nan_hi = SetBits(nh); zero_lo = SetBits(zl); zero_hi = SetBits(zh);
+  }
+  __m512i operator()(__m512i dyi, __m512i xi) const {
+    const __m512h dy = H(dyi), x = H(xi);
+    const __mmask32 ok = _kand_mask32(_mm512_cmp_ph_mask(x, nan_lo, _CMP_GE_OQ),
+                                      _mm512_cmp_ph_mask(x, nan_hi, _CMP_LE_OQ));
+    const __mmask32 zero = _kor_mask32(_mm512_cmp_ph_mask(x, zero_lo, _CMP_LT_OQ),
+                                       _mm512_cmp_ph_mask(x, zero_hi, _CMP_GT_OQ));
+    const __m512h den = MaskzMov(_knot_mask32(div_zero), _mm512_fnmadd_ph(x, x, x));
+    __m512h r = _mm512_div_ph(dy, den);
+    r = MaskMov(r, zero, _mm512_setzero_ph());
+    r = MaskMov(SetBits(0x7E00u), ok, r);
+    return I(r);
+  }
+};
+
+// GELU backward, piecewise cubic in fp16 (tables and scheme: see
+// gen_gelu_f16_tables.py). e(a) = d(-a): x < 0 -> g*e, x >= 0 -> g - g*e.
+template <GeluApprox kMode>
+struct GeluF16 {
+  __m512h c0hi, c0lo, c1, c2, c3, four = Set(4.0), cutoff = Set(kGeluPwCutoff);
+  explicit GeluF16(const OpParams&) {
+    const bool tanh = kMode == GeluApprox::kTanh;
+    c0hi = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC0Hi : kGeluErfC0Hi));
+    c0lo = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC0Lo : kGeluErfC0Lo));
+    c1 = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC1 : kGeluErfC1));
+    c2 = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC2 : kGeluErfC2));
+    c3 = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC3 : kGeluErfC3));
+  }
+  __m512i operator()(__m512i gi, __m512i xi) const {
+    const __m512h g = H(gi), x = H(xi);
+    const __m512h a = _mm512_abs_ph(x);
+    const __m512h u4 = _mm512_mul_ph(a, four);  // exact (a < 7.875 where used)
+    const __m512h k = _mm512_roundscale_ph(u4, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512h u = _mm512_sub_ph(u4, k);     // exact, in [-0.5, 0.5]
+    const __m512i idx = _mm512_cvttph_epi16(k);  // low 5 bits index the tables
+    __m512h p = _mm512_fmadd_ph(_mm512_permutexvar_ph(idx, c3), u, _mm512_permutexvar_ph(idx, c2));
+    p = _mm512_fmadd_ph(p, u, _mm512_permutexvar_ph(idx, c1));
+    const __mmask32 in = _mm512_cmp_ph_mask(a, cutoff, _CMP_NGE_UQ);  // a < cutoff or NaN
+    const __m512h q = _mm512_maskz_fmadd_ph(in, p, u, _mm512_permutexvar_ph(idx, c0lo));
+    const __m512h hi = MaskzMov(in, _mm512_permutexvar_ph(idx, c0hi));
+    const __mmask32 neg = _mm512_movepi16_mask(xi);  // sign bit
+    const __m512h rneg = _mm512_fmadd_ph(g, hi, _mm512_mul_ph(g, q));
+    const __m512h rpos = _mm512_fnmadd_ph(g, _mm512_add_ph(hi, q), g);
+    return I(_mm512_mask_blend_ph(neg, rpos, rneg));
+  }
+};
+
+// Measured (spec metric, g = 1, all 65,536 inputs): see native_test.cc.
+constexpr double kGeluErfClaim = 1e-3;
+constexpr double kGeluTanhClaim = 1e-3;
+
+#define ACTGRAD_NATIVE_F16_FAMILY(OP, OPT, APPROX, MODE, CLAIM)                                             \
+  KernelEntry{OP, DType::kF16, "f16native", APPROX, 1, false, MODE, &Kernel<OPT, 1, false>, CLAIM},         \
+      KernelEntry{OP, DType::kF16, "f16native", APPROX, 2, false, MODE, &Kernel<OPT, 2, false>, CLAIM},     \
+      KernelEntry{OP, DType::kF16, "f16native", APPROX, 4, false, MODE, &Kernel<OPT, 4, false>, CLAIM},     \
+      KernelEntry{OP, DType::kF16, "f16native", APPROX, 4, true, MODE, &Kernel<OPT, 4, true>, CLAIM}
+
+constexpr KernelEntry kEntries[] = {
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kSeluBwd, SeluF16, "exact", GeluApprox::kNone, 0.0),
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kHardswishBwd, HardswishF16, "exact", GeluApprox::kNone, 0.0),
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kSoftshrinkBwd, SoftshrinkF16, "exact", GeluApprox::kNone, 0.0),
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kLogitGrad, LogitF16, "div", GeluApprox::kNone, 0.0),
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kGeluBwd, GeluF16<GeluApprox::kNone>, "erf_pw3", GeluApprox::kNone, kGeluErfClaim),
+    ACTGRAD_NATIVE_F16_FAMILY(Op::kGeluBwd, GeluF16<GeluApprox::kTanh>, "tanh_pw3", GeluApprox::kTanh, kGeluTanhClaim),
+};
+#undef ACTGRAD_NATIVE_F16_FAMILY
+
+}  // namespace
+
+extern const KernelTable kF16NativeTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
+                                            ACTGRAD_NATIVE_COMPILED_FEATURES};
+
+}  // namespace actgrad::native

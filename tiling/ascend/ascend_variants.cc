@@ -1,0 +1,134 @@
+#include "ascend_variants.h"
+
+#include "atlas_tiling_data.h"
+
+namespace actgrad::ascend {
+
+namespace {
+
+const char* KernelOf(Op op) {
+  switch (op) {
+    case Op::kSeluBwd: return "selu_grad_custom";
+    case Op::kHardswishBwd: return "hardswish_grad_custom";
+    case Op::kGeluBwd: return "gelu_grad_custom";
+    case Op::kSoftshrinkBwd: return "softshrink_grad_custom";
+    case Op::kLogitGrad: return "logit_grad_custom";
+  }
+  return "?";
+}
+
+// fp16-native compute exists for the ops whose fp16 arithmetic passes the
+// spec's fp16 accuracy rule (tests/ascend check it on all 65,536 inputs).
+bool HasNative(Op op) {
+  return op == Op::kSeluBwd || op == Op::kHardswishBwd || op == Op::kSoftshrinkBwd;
+}
+
+std::vector<AscendVariant> Build() {
+  std::vector<AscendVariant> out;
+  const Op ops[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  for (Op op : ops) {
+    for (DType dt : AscendDTypes(op)) {
+      std::vector<std::pair<uint32_t, std::string>> modes;
+      if (dt == DType::kF32) modes.push_back({atlas::kComputeNone, "none"});
+      else modes.push_back({atlas::kComputeUpcastF32, "upcast_f32"});
+      if (dt == DType::kF16 && HasNative(op)) modes.push_back({atlas::kComputeF16Native, "f16native"});
+      std::vector<std::pair<GeluApprox, std::string>> approxes;
+      if (op == Op::kGeluBwd) approxes = {{GeluApprox::kNone, "erf"}, {GeluApprox::kTanh, "tanh"}};
+      else approxes = {{GeluApprox::kNone, "exact"}};
+      for (const auto& [compute, upcast] : modes)
+        for (const auto& [approx, approx_name] : approxes)
+          for (int bufs : {1, 2}) {
+            AscendVariant v;
+            v.name = std::string(OpName(op)) + "." + std::string(DTypeName(dt)) + ".ascend." + upcast + "." +
+                     approx_name + ".db" + std::to_string(bufs);
+            v.op = op;
+            v.dtype = dt;
+            v.compute = compute;
+            v.upcast = upcast;
+            v.approx = approx;
+            v.approx_name = approx_name;
+            v.buffers = bufs;
+            v.kernel = KernelOf(op);
+            out.push_back(std::move(v));
+          }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<DType> AscendDTypes(Op op) {
+  if (op == Op::kSeluBwd) return {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
+  return {DType::kF32, DType::kF16, DType::kBF16};
+}
+
+const std::vector<AscendVariant>& AscendVariants() {
+  static const std::vector<AscendVariant> list = Build();
+  return list;
+}
+
+const AscendVariant* FindAscendVariant(std::string_view name) {
+  for (const auto& v : AscendVariants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+const AscendVariant* FindAscendVariant(Op op, DType dtype, uint32_t compute, GeluApprox approx, int buffers) {
+  if (op != Op::kGeluBwd) approx = GeluApprox::kNone;
+  for (const auto& v : AscendVariants())
+    if (v.op == op && v.dtype == dtype && v.compute == compute && v.approx == approx && v.buffers == buffers) return &v;
+  return nullptr;
+}
+
+std::vector<const AscendVariant*> AscendVariantsFor(Op op, DType dtype, GeluApprox approx) {
+  if (op != Op::kGeluBwd) approx = GeluApprox::kNone;
+  std::vector<const AscendVariant*> out;
+  for (const auto& v : AscendVariants())
+    if (v.op == op && v.dtype == dtype && v.approx == approx) out.push_back(&v);
+  return out;
+}
+
+uint32_t AtlasOpOf(Op op) {
+  switch (op) {
+    case Op::kSeluBwd: return atlas::kOpSelu;
+    case Op::kHardswishBwd: return atlas::kOpHardswish;
+    case Op::kGeluBwd: return atlas::kOpGelu;
+    case Op::kSoftshrinkBwd: return atlas::kOpSoftshrink;
+    case Op::kLogitGrad: return atlas::kOpLogit;
+  }
+  return 99;
+}
+
+uint32_t AtlasDTypeOf(DType t) {
+  switch (t) {
+    case DType::kF32: return atlas::kDtF32;
+    case DType::kF16: return atlas::kDtF16;
+    case DType::kBF16: return atlas::kDtBF16;
+    case DType::kI32: return atlas::kDtI32;
+    case DType::kI8: return atlas::kDtI8;
+  }
+  return 99;
+}
+
+bool ParseOpName(std::string_view s, Op* out) {
+  const Op ops[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  for (Op op : ops)
+    if (OpName(op) == s) {
+      *out = op;
+      return true;
+    }
+  return false;
+}
+
+bool ParseDTypeName(std::string_view s, DType* out) {
+  const DType ts[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
+  for (DType t : ts)
+    if (DTypeName(t) == s) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace actgrad::ascend

@@ -1,0 +1,188 @@
+#include "atlas_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+
+#include "cost_model.h"
+#include "host_tiling.h"
+
+namespace actgrad::ascend {
+
+using actgrad::tune::Bucket;
+using actgrad::tune::Candidate;
+
+AtlasModelBackend::AtlasModelBackend(SocInfo soc) : soc_(std::move(soc)) {}
+
+std::vector<uint32_t> AtlasModelBackend::TileChoices(const AscendVariant& v) const {
+  const uint32_t max_tile = MaxTileLength(v, soc_);
+  std::vector<uint32_t> out;
+  for (uint32_t t = 512; t <= max_tile; t *= 2) out.push_back(t);
+  if (out.empty() || out.back() != max_tile) out.push_back(max_tile);
+  return out;
+}
+
+std::vector<int> AtlasModelBackend::BlockDimChoices(const Bucket& b) const {
+  const int cores = int(soc_.vector_cores);
+  const uint64_t blocks = (b.n + ElemsPerBlock(b.dtype) - 1) / ElemsPerBlock(b.dtype);
+  std::vector<int> out;
+  for (int d : {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64})
+    if (d < cores && uint64_t(d) <= blocks) out.push_back(d);
+  out.push_back(int(std::min<uint64_t>(cores, blocks)));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
+  std::vector<Candidate> out;
+  if (b.layout != "contig") return out;  // the Atlas kernels take contiguous operands
+  const uint64_t epb = ElemsPerBlock(b.dtype);
+  for (const AscendVariant* v : AscendVariantsFor(b.op, b.dtype, GeluApprox::kNone)) {
+    for (int dim : BlockDimChoices(b)) {
+      // a tile much longer than a core's share only wastes UB
+      const uint64_t blocks = (b.n + epb - 1) / epb;
+      const uint64_t per_core = (blocks + dim - 1) / dim * epb;
+      bool covered = false;
+      for (uint32_t tile : TileChoices(*v)) {
+        if (covered) break;
+        covered = tile >= per_core;
+        Candidate c;
+        c.variant = v->name;
+        c.tile = tile;
+        c.threads = dim;
+        c.extra = {{"buffers", v->buffers}};
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+Candidate AtlasModelBackend::Default(const Bucket& b) {
+  Candidate c;
+  OpParams p;
+  TilingDecision d;
+  std::string err;
+  // the built-in default rule (not the compiled table): fp32 compute, 2 buffers
+  const uint32_t compute = b.dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
+  const AscendVariant* v = FindAscendVariant(b.op, b.dtype, compute, GeluApprox::kNone, 2);
+  if (!v) return c;
+  atlas::AtlasTilingData t;
+  if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
+  c.variant = v->name;
+  c.tile = t.tileLength;
+  c.threads = int(t.blockDim);
+  c.extra = {{"buffers", v->buffers}};
+  return c;
+}
+
+bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, const OpParams& params,
+                     const AscendVariant** v, atlas::AtlasTilingData* t, std::string* err) {
+  *v = FindAscendVariant(c.variant);
+  if (!*v) {
+    *err = "unknown Ascend variant " + c.variant;
+    return false;
+  }
+  if ((*v)->op != b.op || (*v)->dtype != b.dtype) {
+    *err = "variant " + c.variant + " does not match the bucket";
+    return false;
+  }
+  if (c.extra.contains("buffers") && c.extra["buffers"].get<int>() != (*v)->buffers) {
+    *err = "extra.buffers disagrees with the variant";
+    return false;
+  }
+  TilingOptions o;
+  o.tile = c.tile;
+  o.block_dim = c.threads;
+  return MakeTiling(**v, b.n, params, soc, o, t, err);
+}
+
+std::vector<double> AtlasModelBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
+  (void)min_seconds;
+  const AscendVariant* v;
+  atlas::AtlasTilingData t;
+  std::string err;
+  if (!CandidateTiling(soc_, b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-model: " + err);
+  const double ns = ModelLaunch(*v, t, soc_).total_ns;
+  return std::vector<double>(size_t(std::max(1, reps)), ns);
+}
+
+static std::string NowIso() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+nlohmann::json AtlasModelBackend::Provenance() {
+  return {{"model", "actgrad atlas cost model v1 (emulator trace replay)"},
+          {"parameter_file", soc_.path.empty() ? std::string("built-in") : soc_.path},
+          {"soc", soc_.name},
+          {"soc_version", soc_.soc_version},
+          {"cores", soc_.vector_cores},
+          {"ub_bytes", soc_.ub_bytes},
+          {"parameters", SocToJson(soc_).at("params")},
+          {"date", NowIso()},
+          {"tool_version", "0.1.0"}};
+}
+
+std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string& soc_json_path) {
+  SocInfo soc;
+  std::string err;
+  if (!LoadSoc(soc_json_path, &soc, &err)) throw std::runtime_error("atlas-model: " + err);
+  return std::make_unique<AtlasModelBackend>(std::move(soc));
+}
+
+nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, const std::vector<Op>& ops,
+                         const std::string& git_commit) {
+  nlohmann::json table = {{"schema", "actgrad-tiling-table"},
+                          {"version", 1},
+                          {"machine_id", backend.MachineId()},
+                          {"backend", backend.Name()}};
+  nlohmann::json prov = backend.Provenance();
+  if (!git_commit.empty()) prov["git_commit"] = git_commit;
+  prov["search"] = "exhaustive over the backend's candidates (actgrad-atlas tune)";
+  table["provenance"] = prov;
+  nlohmann::json entries = nlohmann::json::array();
+  for (Op op : ops)
+    for (DType dt : AscendDTypes(op))
+      for (int k = k_lo; k <= k_hi; ++k) {
+        Bucket b{op, dt, "contig", k, uint64_t(2) << (2 * k)};
+        struct Scored {
+          Candidate c;
+          double ns;
+        };
+        std::vector<Scored> scored;
+        for (const Candidate& c : backend.Candidates(b)) scored.push_back({c, backend.Measure(b, c, 1, 0.0)[0]});
+        if (scored.empty()) continue;
+        std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& z) { return a.ns < z.ns; });
+        const Scored& best = scored[0];
+        nlohmann::json e = {{"op", std::string(OpName(op))},
+                            {"dtype", std::string(DTypeName(dt))},
+                            {"layout", "contig"},
+                            {"bucket", k},
+                            {"size_lo", uint64_t(1) << (2 * k)},
+                            {"size_hi", uint64_t(1) << (2 * (k + 1))},
+                            {"n", b.n},
+                            {"variant", best.c.variant},
+                            {"tile", best.c.tile},
+                            {"threads", best.c.threads},
+                            {"extra", best.c.extra},
+                            {"median_ns", best.ns},
+                            {"spread_pct", 0.0}};
+        if (scored.size() > 1) {
+          const Scored& ru = scored[1];
+          e["runner_up"] = {{"variant", ru.c.variant}, {"tile", ru.c.tile}, {"threads", ru.c.threads},
+                            {"extra", ru.c.extra}, {"median_ns", ru.ns}};
+        }
+        const Candidate def = backend.Default(b);
+        if (!def.variant.empty()) e["default_ns"] = backend.Measure(b, def, 1, 0.0)[0];
+        entries.push_back(e);
+      }
+  table["entries"] = entries;
+  return table;
+}
+
+}  // namespace actgrad::ascend

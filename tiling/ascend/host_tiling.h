@@ -1,0 +1,60 @@
+// Host tiling of the Atlas kernels, written the way CANN host tiling code is:
+// read the platform (GetCoreNumAiv, GetCoreMemSize(UB)), split the elements
+// over the vector cores in whole 32-byte blocks (big cores first, then small
+// cores), and pick the largest tile that the UB layout of the kernel allows.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "actgrad/types.h"
+#include "ascend_variants.h"
+#include "atlas_tiling_data.h"
+#include "soc.h"
+
+namespace actgrad::ascend {
+
+// Fewer elements than this per core are not worth another core.
+inline constexpr uint64_t kMinElemsPerCore = 256;
+// Upper bound of the default tile (elements).
+inline constexpr uint32_t kDefaultTileCap = 8192;
+
+struct TilingOptions {
+  int64_t tile = 0;   // 0: default rule
+  int block_dim = 0;  // 0: default rule
+};
+
+// The size bucket of n (docs/conventions.md), clamped to the tuned range.
+int SizeBucket(uint64_t n);
+// Elements per 32-byte block of a dtype.
+uint32_t ElemsPerBlock(DType t);
+// Largest tile (multiple of atlas::kTileAlign) whose UB layout fits the SoC.
+uint32_t MaxTileLength(const AscendVariant& v, const SocInfo& soc);
+// UB bytes the kernel allocates per core for a tile.
+uint32_t UbBytesFor(const AscendVariant& v, uint32_t tile);
+// The default block dim: every core while each gets kMinElemsPerCore.
+uint32_t DefaultBlockDim(uint64_t n, DType t, const SocInfo& soc);
+
+// Tiling for an explicit variant (tile / block dim from `o` or the defaults).
+bool MakeTiling(const AscendVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
+                const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err);
+
+struct TilingDecision {
+  const AscendVariant* variant = nullptr;
+  atlas::AtlasTilingData data{};
+  std::string source;  // "table" or "default"
+  int bucket = 0;
+};
+
+// The shipping path: the tuned table entry of (op, dtype, size bucket) when
+// there is one (adapted to this SoC), else the default rule: fp32 compute
+// (no Cast for fp32 storage), two buffers, default tile and block dim.
+// GELU's form comes from params.gelu_approx.
+bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpParams& params,
+                   TilingDecision* out, std::string* err);
+
+// Core `idx`'s element range (the kernel's own formula).
+inline void CoreRangeOf(const atlas::AtlasTilingData& t, uint32_t idx, uint64_t* start, uint64_t* len) {
+  atlas::CoreRange(t, idx, start, len);
+}
+
+}  // namespace actgrad::ascend

@@ -1,0 +1,29 @@
+// The tiling-key table compiled into the host tiling: generated at build time
+// from tiling/tables/ascend910b.json by actgrad-atlas-gentable (or empty,
+// meaning the built-in default rule, when that file does not exist).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "actgrad/types.h"
+
+namespace actgrad::ascend {
+
+struct AscendTableEntry {
+  Op op;
+  DType dtype;
+  int bucket;           // n in [4^bucket, 4^(bucket+1))
+  const char* variant;  // Ascend variant name (validated against the list at build time)
+  uint32_t tile;        // tile length, elements
+  uint32_t block_dim;   // cores launched
+  uint32_t buffers;     // buffers per queue
+  double median_ns;     // what the table's backend measured or modelled
+};
+
+extern const AscendTableEntry kAscendTilingTable[];
+extern const size_t kAscendTilingTableSize;
+extern const char* const kAscendTilingTableSource;   // JSON path or "built-in default rule"
+extern const char* const kAscendTilingTableMachine;  // machine_id of the table
+extern const char* const kAscendTilingTableBackend;  // "atlas-model", "atlas-device" or ""
+
+}  // namespace actgrad::ascend

@@ -1,0 +1,27 @@
+// Tables compiled into the library by actgrad-tablegen (a generated source:
+// no JSON parsing at run time on the compiled path).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace actgrad::tables {
+
+struct CompiledEntry {
+  uint8_t op, dtype, mode, layout, bucket;
+  const char* variant;
+  int64_t tile;
+  int32_t threads;
+};
+
+struct CompiledTable {
+  const char* machine_id;
+  const char* isa_family;
+  const char* source;  // the JSON file it came from
+  const CompiledEntry* entries;
+  size_t count;
+};
+
+extern const CompiledTable kCompiledTables[];
+extern const size_t kNumCompiledTables;
+
+}  // namespace actgrad::tables

@@ -1,0 +1,59 @@
+// The tiling table (docs/conventions.md, schema version 1): parse, validate,
+// serialize. Used by the tuner (writes), the table generator (build time) and
+// the ACTGRAD_TILING_TABLE override (run time).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "actgrad/types.h"
+
+namespace actgrad::tables {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kSchemaName = "actgrad-tiling-table";
+inline constexpr int kMinBucket = 5;   // 1K
+inline constexpr int kMaxBucket = 13;  // 64M
+
+enum class Layout : uint8_t { kContig = 0, kBcast = 1 };
+const char* LayoutName(Layout l);
+bool ParseLayout(const std::string& s, Layout* out);
+
+struct Entry {
+  Op op = Op::kSeluBwd;
+  DType dtype = DType::kF32;
+  GeluApprox mode = GeluApprox::kNone;  // GELU only: "gelu_approx": "none" | "tanh"
+  Layout layout = Layout::kContig;
+  int bucket = kMinBucket;
+  std::string variant;
+  int64_t tile = 0;
+  int threads = 1;
+  double median_ns = 0;
+  double spread_pct = 0;
+  nlohmann::json runner_up;  // {variant, tile, threads, median_ns} or null
+  nlohmann::json extra;      // backend-specific (Atlas: buffers, ...)
+};
+
+struct Table {
+  std::string machine_id;
+  std::string backend = "cpu";
+  nlohmann::json provenance = nlohmann::json::object();
+  std::vector<Entry> entries;
+  std::string IsaFamily() const { return provenance.value("isa_family", ""); }
+};
+
+// Validates everything: schema name and version, required fields and types,
+// known ops/dtypes/layouts, bucket range and size bounds, no duplicate cell,
+// and (for CPU tables, when check_variants) that each variant exists and
+// computes the entry's op, dtype and GELU mode. Errors name the entry.
+bool ParseTable(const std::string& text, Table* out, std::string* error, bool check_variants = true);
+bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool check_variants = true);
+nlohmann::json ToJson(const Table& t);
+// Writes atomically (temporary file + rename).
+bool SaveTableFile(const std::string& path, const Table& t, std::string* error);
+
+uint64_t BucketLo(int bucket);
+
+}  // namespace actgrad::tables

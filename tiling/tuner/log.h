@@ -1,0 +1,67 @@
+// The tuner's append-only measurement log (JSON Lines). Every measurement is
+// written, flushed and fsync'ed as it is taken; a resumed run replays the
+// log so that nothing measured is lost and nothing is measured twice.
+//
+//   {"type":"header","format":"actgrad-tune-log","version":1,"config":{...}}
+//   {"type":"m","cell":"gelu_bwd/f32/none/contig/k8","cand":"<Candidate::Key()>",
+//    "round":0,"rep":0,"ns":[12345.6],"sec":0.0021}
+//
+// A torn last line (power loss, kill during a write) is ignored and cut off
+// before new lines are appended.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace actgrad::tune {
+
+struct LogRecord {
+  std::string cell;
+  std::string cand;
+  int round = 0;
+  int rep = 0;
+  std::vector<double> ns;  // samples (ns per call)
+  double sec = 0;          // wall time the measurement took (for the budget)
+};
+
+class MeasurementLog {
+ public:
+  MeasurementLog() = default;
+  ~MeasurementLog();
+  MeasurementLog(const MeasurementLog&) = delete;
+  MeasurementLog& operator=(const MeasurementLog&) = delete;
+
+  // Opens (creating directories and the file as needed). An existing log
+  // whose header config differs from `config` is an error unless `fresh`, in
+  // which case it is renamed to <path>.old and a new log is started.
+  bool Open(const std::string& path, const nlohmann::json& config, bool fresh, std::string* error);
+  // In-memory only (no file): for --verify and tests.
+  void OpenInMemory(const nlohmann::json& config);
+
+  const LogRecord* Find(const std::string& cell, const std::string& cand, int round, int rep) const;
+  // Appends, flushes and fsyncs one record. Throws std::runtime_error on I/O failure.
+  void Append(const LogRecord& r);
+
+  const std::string& path() const { return path_; }
+  size_t replayable() const { return records_.size(); }  // records loaded from the file at Open
+  size_t appended() const { return appended_; }
+  size_t torn_lines() const { return torn_; }
+  size_t duplicate_lines() const { return duplicates_; }
+
+  static nlohmann::json ToJson(const LogRecord& r);
+  static bool FromJson(const nlohmann::json& j, LogRecord* r);
+
+ private:
+  using Key = std::tuple<std::string, std::string, int, int>;
+  std::string path_;
+  int fd_ = -1;
+  std::map<Key, LogRecord> records_;
+  size_t appended_ = 0, torn_ = 0, duplicates_ = 0;
+};
+
+}  // namespace actgrad::tune

@@ -44,6 +44,11 @@ class Row:
     verdict: str
 
 
+def min_p_value(n1, n2):
+    """Smallest two-sided p the exact U test can give for sizes n1, n2."""
+    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+
+
 def parse_threshold(text):
     """'5%', '5' -> 0.05; '0.5%' -> 0.005."""
     t = str(text).strip()
@@ -78,7 +83,10 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
         ratio = b1 / b0 if b0 > 0 else float("inf")
         change = ratio - 1.0
         s0, s1 = bb.values(metric), nb.values(metric)
-        if len(s0) >= MIN_REPETITIONS and len(s1) >= MIN_REPETITIONS:
+        testable = len(s0) >= MIN_REPETITIONS and len(s1) >= MIN_REPETITIONS
+        if testable and min_p_value(len(s0), len(s1)) >= alpha:
+            testable = False       # even complete separation could not reach alpha
+        if testable:
             p = mannwhitney(s0, s1)
             test = "U test"
             significant = p < alpha
@@ -96,7 +104,12 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
                 verdict = SAME
         else:
             p = None
-            test = "no test (aggregates only)" if (not s0 or not s1) else "no test (1 sample)"
+            if not s0 or not s1:
+                test = "no test (aggregates only)"
+            elif min(len(s0), len(s1)) < MIN_REPETITIONS:
+                test = "no test (1 sample)"
+            else:
+                test = f"no test (too few repetitions, {len(s0)}v{len(s1)})"
             if change > threshold:
                 verdict = REGRESSION if fail_untested else SLOWER_UNTESTED
             elif change < -threshold:
@@ -184,9 +197,10 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
     out.append(f"improvements ({len(imps)}):" + ("" if imps else " none"))
     out.extend(f"  {r.name}  {fmt_pct(r.change)}  p={r.p_value:.3g}" for r in imps)
     if summary["untested_slower"]:
-        out.append(f"slower beyond the threshold but untested, too few repetitions "
-                   f"({len(summary['untested_slower'])}); rerun with --benchmark_repetitions>=2 "
-                   "(9 or more for a reliable test), or pass --fail-untested")
+        out.append(f"slower beyond the threshold but untested for want of repetitions "
+                   f"({len(summary['untested_slower'])}); rerun with --benchmark_repetitions=5 or more on both "
+                   "sides (9 or more for a reliable test; 3 against 3 can never reach p < 0.05), "
+                   "or pass --fail-untested")
     out.append("")
     out.append("verdict: " + (f"{len(regs)} significant regression(s)" if regs else "no significant regression"))
     return "\n".join(out) + "\n"

@@ -45,7 +45,7 @@ DDL = [
          context TEXT NOT NULL,
          source TEXT)""",
     """CREATE TABLE IF NOT EXISTS results (
-         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+         run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
          name TEXT NOT NULL,
          metric TEXT NOT NULL,
          value DOUBLE PRECISION NOT NULL,

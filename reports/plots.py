@@ -105,6 +105,7 @@ def _size_axis(ax):
 def _save(fig, outdir, stem, title, caption, section):
     png, svg = stem + ".png", stem + ".svg"
     fig.savefig(os.path.join(outdir, png), dpi=100)
+    fig.set_layout_engine("none")     # keep the layout just computed; do not solve it again for the SVG
     fig.savefig(os.path.join(outdir, svg), metadata={"Date": None})
     return Fig(id=stem, title=title, caption=caption, section=section, png=png, svg=svg)
 
@@ -329,8 +330,13 @@ def _plain_log_y(ax):
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
 
 
+DTYPE_COLOR = {"f32": "tab:blue", "f16": "tab:orange", "bf16": "tab:green", "i32": "tab:purple", "i8": "tab:brown"}
+
+
 def atlas_figures(points, outdir):
-    """Per op: the Atlas cost model's time per call beside the CPU's, and tile sweeps."""
+    """Per op: the Atlas cost model's time per call beside the CPU's (one colour
+    per dtype), and per op and dtype a tile-length sweep of the fastest Ascend
+    variant."""
     figs = []
     atlas = [p for p in points if p.kind == "atlas" and p.time_ns]
     if not atlas:
@@ -347,30 +353,27 @@ def atlas_figures(points, outdir):
         fig = Figure(figsize=(12.5, 6.5), layout="constrained")
         ax = fig.subplots()
         handles = []
-        by_var = defaultdict(lambda: defaultdict(list))
+        by_dt = defaultdict(lambda: defaultdict(list))
         for p in pts:
-            by_var[p.name.split("/")[1]][p.n].append(p)
-        for i, (v, byn) in enumerate(sorted(by_var.items())):
+            by_dt[p.dtype or "?"][p.n].append(p)
+        for i, (dtp, byn) in enumerate(sorted(by_dt.items(), key=lambda kv: _dorder(kv[0]))):
             ns = sorted(byn)
-            best = [min(byn[n], key=lambda p: p.time_ns) for n in ns]
-            h, = ax.plot(ns, [p.time_ns / 1e3 for p in best], marker="D", color=PALETTE[i % len(PALETTE)],
-                         linewidth=2.2, label=f"Atlas model {v} (best tile)")
+            nvar = len({q.name.split("/")[1] for ps in byn.values() for q in ps})
+            h, = ax.plot(ns, [min(q.time_ns for q in byn[n]) / 1e3 for n in ns], marker="D", linewidth=2.4,
+                         color=DTYPE_COLOR.get(dtp, PALETTE[i % len(PALETTE)]),
+                         label=f"Atlas model {dtp} (best of {nvar} variant(s) and tiles)")
             handles.append(h)
-        cstyles = {"variant": dict(linestyle="-", marker="o"), "peer": dict(linestyle="--", marker="s")}
-        grays = ["black", "dimgray", "darkgray", "saddlebrown", "olive"]
-        dts = sorted({p.dtype for p in cpu.get(op, [])}, key=_dorder)
-        for kind in ("variant", "peer"):
-            for j, dtp in enumerate(dts):
-                byn = defaultdict(list)
-                for p in cpu[op]:
-                    if p.kind == kind and p.dtype == dtp:
-                        byn[p.n].append(p)
-                if not byn:
-                    continue
+        for kind, style in (("variant", dict(linestyle="-", marker="o", linewidth=1.2)),
+                            ("peer", dict(linestyle="--", marker="s", linewidth=1.2))):
+            byk = defaultdict(lambda: defaultdict(list))
+            for p in cpu.get(op, []):
+                if p.kind == kind:
+                    byk[p.dtype][p.n].append(p)
+            for i, (dtp, byn) in enumerate(sorted(byk.items(), key=lambda kv: _dorder(kv[0]))):
                 ns = sorted(byn)
-                h, = ax.plot(ns, [min(q.time_ns for q in byn[n]) / 1e3 for n in ns], linewidth=1.4,
-                             color=grays[j % len(grays)], markersize=4,
-                             label=f"CPU fastest {kind} {dtp}", **cstyles[kind])
+                h, = ax.plot(ns, [min(q.time_ns for q in byn[n]) / 1e3 for n in ns], markersize=4,
+                             color=DTYPE_COLOR.get(dtp, PALETTE[i % len(PALETTE)]), alpha=0.8,
+                             label=f"CPU fastest {kind} {dtp}", **style)
                 handles.append(h)
         _size_axis(ax)
         ax.set_yscale("log")
@@ -379,17 +382,23 @@ def atlas_figures(points, outdir):
         ax.set_title(f"{op}: Atlas NPU cost model beside the CPU (time per call, lower is better)")
         fig.legend(handles=handles, loc="outside right upper", fontsize=8)
         figs.append(_save(fig, outdir, f"atlas_{op}", f"{op}: Atlas model and CPU",
-                          "Atlas lines: modelled time of the Ascend kernel (best tile per size); gray lines: "
-                          "measured CPU time of the fastest variant and peer per dtype and size (any thread count).",
-                          "atlas"))
-        for v, byn in sorted(by_var.items()):
-            tiles = {p.tile for ps in byn.values() for p in ps if p.tile}
-            if len(tiles) < 2:
+                          "Thick lines with diamonds: modelled time of the Ascend kernel (fastest variant and tile "
+                          "per size); thin lines: measured CPU time of the fastest variant (solid) and peer "
+                          "(dashed) per size, any thread count. One colour per dtype.", "atlas"))
+        for dtp, byn in sorted(by_dt.items(), key=lambda kv: _dorder(kv[0])):
+            by_var = defaultdict(lambda: defaultdict(list))
+            for ps in byn.values():
+                for q in ps:
+                    if q.tile:
+                        by_var[q.name.split("/")[1]][q.n].append(q)
+            cands = {v: d for v, d in by_var.items() if len({q.tile for ps in d.values() for q in ps}) >= 2}
+            if not cands:
                 continue
+            v = min(cands, key=lambda v: geomean([min(q.time_ns for q in ps) for ps in cands[v].values()]))
             fig = Figure(figsize=(11, 6), layout="constrained")
             ax = fig.subplots()
-            for i, n in enumerate(sorted(byn)):
-                ps = sorted([p for p in byn[n] if p.tile], key=lambda p: p.tile)
+            for i, n in enumerate(sorted(cands[v])):
+                ps = sorted(cands[v][n], key=lambda p: p.tile)
                 if len(ps) < 2:
                     continue
                 ax.plot([p.tile for p in ps], [p.time_ns / 1e3 for p in ps], marker="o",
@@ -403,6 +412,7 @@ def atlas_figures(points, outdir):
             ax.set_title(f"Atlas tile-length sweep: {v}")
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="size")
             figs.append(_save(fig, outdir, f"atlas_tiles_{_safe(v)}", f"tile sweep {v}",
-                              "Modelled time against tile length, one line per size; the lowest point of each "
+                              f"Modelled time against tile length, one line per size, for {v}, the fastest of "
+                              f"{len(cands)} swept Ascend variant(s) for {op} {dtp}; the lowest point of each "
                               "line is the best tile for that size.", "atlas"))
     return figs

@@ -89,13 +89,15 @@ def make_run(seed=0, ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, sizes=None, reps=5,
                     recs, aggs = bench(f"api/{op}.{dtype}.contig.both/n:{n}/thr:{thr}", n, nb * n,
                                        nb * n / gbps + 300)
                     out.append((recs, aggs, roof[n]))
-    if atlas:
+    if atlas:   # as tiling/ascend/tools/actgrad_atlas writes them
         for op in ops:
-            for n in sizes:
-                for tile in (2048, 8192, 32768):
-                    t = 2000 + n * 3 * 2 / 900.0 * (1 + 0.3 * abs(np.log2(tile / 8192)) / 2)
-                    recs, aggs = bench(f"atlas/{op}.f16.vec/n:{n}/tile:{tile}", n, 6 * n, t)
-                    out.append((recs, aggs, None))
+            for dtype, vname, k in (("f16", "ascend.native.exact.db2", 1.0), ("f16", "ascend.f32up.exact.db1", 1.3),
+                                    ("f32", "ascend.native.exact.db2", 1.6)):
+                for n in sizes:
+                    for tile in (2048, 8192, 32768):
+                        t = 2000 + k * n * 3 * 2 / 900.0 * (1 + 0.3 * abs(np.log2(tile / 8192)) / 2)
+                        recs, aggs = bench(f"atlas/{op}.{dtype}.{vname}/n:{n}/tile:{tile}", n, 6 * n, t)
+                        out.append((recs, aggs, None))
     benchmarks = []
     for recs, aggs, ref in out:
         for r in recs + aggs:

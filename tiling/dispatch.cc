@@ -35,12 +35,14 @@ struct Cell {
   int64_t tile = 0;
   int threads = 1;
 };
-// [op][dtype][mode][layout][bucket]
-using Grid = Cell[kNumOps][kNumDTypes][2][2][kBuckets];
+// cells[op][dtype][mode][layout][bucket]
+struct Grid {
+  Cell cells[kNumOps][kNumDTypes][2][2][kBuckets];
+};
 
 struct Active {
   ActiveTableInfo info;
-  std::unique_ptr<Grid> grid{new Grid{}};
+  std::unique_ptr<Grid> grid = std::make_unique<Grid>();
 };
 
 Active* g_active = nullptr;
@@ -54,7 +56,7 @@ void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const c
     return;
   }
   if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || bucket >= kBuckets) return;
-  (*a->grid)[op][dtype][mode][layout][bucket] = Cell{v, tile, threads};
+  a->grid->cells[op][dtype][mode][layout][bucket] = Cell{v, tile, threads};
   ++a->info.entries;
 }
 
@@ -125,7 +127,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
   if (t_forced && t_forced->variant && t_forced->variant->op == op && t_forced->variant->dtype == dtype)
     return *t_forced;
   const Active* a = Get();
-  const auto& cells = (*a->grid)[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
+  const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
   // The entry of n's bucket, else the nearest tuned bucket (tables cover
   // 1K..64M; smaller and larger sizes use the end buckets).
   const int b = SizeBucket(n);

@@ -296,7 +296,7 @@ void SetCounters(benchmark::State& st, double seconds, double bytes_per_call, do
   const double bps = bytes_per_call * iters / seconds;
   const double limit = LimitBytesPerSecond(n, threads);
   const size_t n_same = std::max<size_t>(1, static_cast<size_t>(bytes_per_call / 12.0 + 0.5));
-  const double limit_same = n_same == n ? limit : LimitBytesPerSecond(n_same, threads);
+  const double limit_same = (n_same == n || bytes_per_call <= 0) ? limit : LimitBytesPerSecond(n_same, threads);
   st.counters["bytes_per_second"] = benchmark::Counter(bps, benchmark::Counter::kDefaults,
                                                        benchmark::Counter::kIs1024);
   st.counters["items_per_second"] = benchmark::Counter(items_per_call * iters / seconds);

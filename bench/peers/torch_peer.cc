@@ -14,9 +14,12 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "peers/peer.h"
 #include "peers/peers_internal.h"
@@ -61,8 +64,13 @@ void Call(Op op, const at::Tensor& g, const at::Tensor& x, at::Tensor& out, cons
 }
 
 // Reuses freed blocks of the same size; never returns memory to the system.
+// The deleter context is the data pointer itself (raw_allocate requires it).
 class CachingCpuAllocator final : public c10::Allocator {
  public:
+  static CachingCpuAllocator& Get() {
+    static CachingCpuAllocator* a = new CachingCpuAllocator();  // never destroyed
+    return *a;
+  }
   c10::DataPtr allocate(size_t n) const override {
     void* p = nullptr;
     {
@@ -74,25 +82,27 @@ class CachingCpuAllocator final : public c10::Allocator {
       }
     }
     if (p == nullptr) p = c10::alloc_cpu(n);
-    return {p, new Block{this, p, n}, &Release, c10::Device(c10::DeviceType::CPU)};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      live_[p] = n;
+    }
+    return {p, p, &Release, c10::Device(c10::DeviceType::CPU)};
   }
+  c10::DeleterFnPtr raw_deleter() const override { return &Release; }
 
  private:
-  struct Block {
-    const CachingCpuAllocator* owner;
-    void* p;
-    size_t n;
-  };
-  static void Release(void* ctx) {
-    Block* b = static_cast<Block*>(ctx);
-    {
-      std::lock_guard<std::mutex> lock(b->owner->mu_);
-      b->owner->free_.emplace(b->n, b->p);
-    }
-    delete b;
+  static void Release(void* p) {
+    if (p == nullptr) return;
+    CachingCpuAllocator& a = Get();
+    std::lock_guard<std::mutex> lock(a.mu_);
+    auto it = a.live_.find(p);
+    if (it == a.live_.end()) return;  // not ours
+    a.free_.emplace(it->second, p);
+    a.live_.erase(it);
   }
   mutable std::mutex mu_;
   mutable std::multimap<size_t, void*> free_;
+  mutable std::unordered_map<void*, size_t> live_;
 };
 
 class TorchPeer final : public Peer {
@@ -116,7 +126,10 @@ class TorchPeer final : public Peer {
       at::Tensor x = at::rand({64}, opts);
       at::Tensor out = at::empty({64}, opts);
       Call(op, g, x, out, p);
-    } catch (const c10::Error&) {
+    } catch (const std::exception& e) {
+      if (std::getenv("ACTGRAD_BENCH_VERBOSE"))
+        std::fprintf(stderr, "torch peer: %s %s unsupported: %s\n", std::string(OpName(op)).c_str(),
+                     std::string(DTypeName(dtype)).c_str(), e.what());
       ok = false;
     }
     probed_[key] = ok;
@@ -151,12 +164,11 @@ class TorchPeer final : public Peer {
 }  // namespace
 
 std::unique_ptr<Peer> MakeTorchPeer() {
-  static CachingCpuAllocator* allocator = [] {
-    auto* a = new CachingCpuAllocator();
-    c10::SetCPUAllocator(a, /*priority=*/100);
-    return a;
+  static const bool installed = [] {
+    c10::SetCPUAllocator(&CachingCpuAllocator::Get(), /*priority=*/100);
+    return true;
   }();
-  (void)allocator;
+  (void)installed;
   return std::make_unique<TorchPeer>();
 }
 

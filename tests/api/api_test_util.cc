@@ -98,7 +98,7 @@ aclnnStatus Execute(const OpSpec& s, void* workspace, uint64_t ws, aclOpExecutor
                                        << " msg='" << ErrMsg() << "'";
 }
 
-RunResult Run(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out, aclrtStream stream) {
+RunResult RunOp(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out, aclrtStream stream) {
   if (!stream) stream = AclEnv::stream();
   RunResult r;
   uint64_t ws = 0;
@@ -197,7 +197,7 @@ actgrad::AccuracyReport Check(const OpSpec& s, const Tensor& g, const Tensor& x,
 
 ::testing::AssertionResult RunAndCheck(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out) {
   const auto snap = out.Snapshot();
-  const RunResult rr = Run(s, g, x, out);
+  const RunResult rr = RunOp(s, g, x, out);
   if (!rr.ok()) return ::testing::AssertionFailure() << SpecName(s) << ": " << IsOk(rr).message();
   auto rep = Check(s, g, x, out);
   auto p = Passes(rep);

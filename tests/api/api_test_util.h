@@ -88,7 +88,7 @@ inline void Encode(DType t, uint8_t* p, double v) {
   }
 }
 
-inline double RoundTo(DType t, double v) {
+inline double RoundVal(DType t, double v) {
   uint8_t b[8];
   Encode(t, b, v);
   return Decode(t, b);
@@ -412,7 +412,7 @@ struct RunResult {
 ::testing::AssertionResult IsOk(const RunResult& r);
 
 // Both phases (workspace from aclrtMalloc when non-zero), then synchronize.
-RunResult Run(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out, aclrtStream stream = nullptr);
+RunResult RunOp(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out, aclrtStream stream = nullptr);
 
 // --------------------------------------------------------- verification
 

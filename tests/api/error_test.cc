@@ -38,7 +38,9 @@ class BadInput : public ::testing::TestWithParam<OpCase> {
     const aclnnStatus st = GetWorkspace(GetParam().spec, g, x, null_out ? nullptr : out.get(), null_ws ? nullptr : &ws,
                                         null_ex ? nullptr : &ex, &holder);
     EXPECT_EQ(st, want) << what << " (message: '" << ErrMsg() << "')";
-    if (st != ACLNN_SUCCESS) EXPECT_FALSE(ErrMsg().empty()) << what << ": no error message";
+    if (st != ACLNN_SUCCESS) {
+      EXPECT_FALSE(ErrMsg().empty()) << what << ": no error message";
+    }
     EXPECT_TRUE(out.Unchanged(snap)) << what;
     if (st == ACLNN_SUCCESS && ex && !null_ex) {
       // Do not leave a live executor behind if the library accepted the call.
@@ -144,7 +146,9 @@ void ExpectBadDescriptor(BadInput* self, const OpSpec& spec, Which which, const 
                          int64_t offset, const Dims& storage, const std::string& what) {
   Tensor bad(ACL_FLOAT, dims, strides, offset, storage);
   const bool refused = bad.get() == nullptr;
-  if (refused) EXPECT_FALSE(ErrMsg().empty()) << what << ": aclCreateTensor returned null without a message";
+  if (refused) {
+    EXPECT_FALSE(ErrMsg().empty()) << what << ": aclCreateTensor returned null without a message";
+  }
   Dims ok_dims = dims;
   for (auto& d : ok_dims) d = std::max<int64_t>(d, 1);
   if (ok_dims.size() > 8) ok_dims.resize(8);
@@ -163,7 +167,9 @@ void ExpectBadDescriptor(BadInput* self, const OpSpec& spec, Which which, const 
   const aclnnStatus want = refused ? ACLNN_ERR_PARAM_NULLPTR : ACLNN_ERR_PARAM_INVALID;
   EXPECT_EQ(st, want) << what << (refused ? " (aclCreateTensor refused it)" : " (aclCreateTensor accepted it)")
                       << " message: '" << ErrMsg() << "'";
-  if (st != ACLNN_SUCCESS) EXPECT_FALSE(ErrMsg().empty()) << what;
+  if (st != ACLNN_SUCCESS) {
+    EXPECT_FALSE(ErrMsg().empty()) << what;
+  }
   EXPECT_TRUE(o.Unchanged(snap_o)) << what;
   EXPECT_TRUE(bad.Unchanged(snap_bad)) << what;
   if (st == ACLNN_SUCCESS && ex) aclDestroyAclOpExecutor(ex);
@@ -273,10 +279,14 @@ TEST(ErrorsOp, CreateTensorBadArguments) {
   float buf[6] = {};
   // null dims with a non-zero count, null strides, bad format are refused or accepted; no crash.
   aclTensor* t = aclCreateTensor(nullptr, 2, ACL_FLOAT, s, 0, ACL_FORMAT_ND, st, 1, buf);
-  if (!t) EXPECT_FALSE(ErrMsg().empty());
+  if (!t) {
+    EXPECT_FALSE(ErrMsg().empty());
+  }
   else aclDestroyTensor(t);
   t = aclCreateTensor(d, 2, ACL_FLOAT, s, 0, ACL_FORMAT_ND, nullptr, 1, buf);
-  if (!t) EXPECT_FALSE(ErrMsg().empty());
+  if (!t) {
+    EXPECT_FALSE(ErrMsg().empty());
+  }
   else aclDestroyTensor(t);
   // a good one, read back through the getters
   t = aclCreateTensor(d, 2, ACL_FLOAT16, s, 0, ACL_FORMAT_ND, st, 1, buf);
@@ -295,7 +305,9 @@ TEST(ErrorsOp, CreateTensorBadArguments) {
 
 TEST(ErrorsOp, ScalarBadArguments) {
   aclScalar* s = aclCreateScalar(nullptr, ACL_FLOAT);
-  if (!s) EXPECT_FALSE(ErrMsg().empty());
+  if (!s) {
+    EXPECT_FALSE(ErrMsg().empty());
+  }
   else aclDestroyScalar(s);
   float v = 0.5f;
   s = aclCreateScalar(&v, ACL_FLOAT);

@@ -50,7 +50,9 @@ TEST_P(Executor, RunsOnceByDefault) {
   const auto snap = o.Snapshot();
   const aclnnStatus again = Execute(s, ws ? wbuf.data() : nullptr, ws, ex, stream_);
   EXPECT_NE(again, ACLNN_SUCCESS) << "a non-repeatable executor ran twice";
-  if (again != ACLNN_SUCCESS) EXPECT_FALSE(ErrMsg().empty());
+  if (again != ACLNN_SUCCESS) {
+    EXPECT_FALSE(ErrMsg().empty());
+  }
   EXPECT_TRUE(o.Unchanged(snap));
 }
 
@@ -134,7 +136,7 @@ TEST_P(Executor, SynchronizeAfterGoodRun) {
   const OpSpec& s = GetParam().spec;
   Tensor g(DType::kBF16, {33}), x(DType::kBF16, {33}), o(DType::kBF16, {33});
   FillSimple(g, x, 2.0, -0.3);
-  const RunResult r = Run(s, g, x, o, stream_);
+  const RunResult r = RunOp(s, g, x, o, stream_);
   EXPECT_TRUE(IsOk(r));
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
   EXPECT_TRUE(Passes(Check(s, g, x, o)));

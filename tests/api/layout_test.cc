@@ -189,7 +189,7 @@ TEST_P(Layout, InPlaceOutputAliasesGradOutput) {
     Tensor g_before = g.Clone();
     Tensor o = g.Alias();
     const auto snap = o.Snapshot();
-    ASSERT_TRUE(IsOk(Run(p.spec, g, x, o)));
+    ASSERT_TRUE(IsOk(RunOp(p.spec, g, x, o)));
     EXPECT_TRUE(Passes(Check(p.spec, g_before, x, o))) << (strided ? "strided" : "contiguous");
     EXPECT_TRUE(o.OnlyViewChanged(snap));
   }
@@ -201,7 +201,7 @@ TEST_P(Layout, InPlaceOutputAliasesSelf) {
   FillInputs(p.spec, g, x, 11);
   Tensor x_before = x.Clone();
   Tensor o = x.Alias();
-  ASSERT_TRUE(IsOk(Run(p.spec, g, x, o)));
+  ASSERT_TRUE(IsOk(RunOp(p.spec, g, x, o)));
   EXPECT_TRUE(Passes(Check(p.spec, g, x_before, o)));
 }
 
@@ -293,7 +293,7 @@ TEST_P(Broadcast, EmptyBroadcast) {
   const auto& p = GetParam();
   Tensor g(p.t, {0, 1}), x(p.t, {1, 5}), o(p.t, {0, 5}, {5, 1}, 0, {8});
   const auto snap = o.Snapshot();
-  const RunResult r = Run(p.spec, g, x, o);
+  const RunResult r = RunOp(p.spec, g, x, o);
   EXPECT_TRUE(IsOk(r));
   EXPECT_EQ(r.workspace, 0u);
   EXPECT_TRUE(o.Unchanged(snap));
@@ -384,7 +384,7 @@ TEST(LargeLayouts, InPlaceLarge) {
   FillInputs(Spec(Op::kGeluBwd), g, x, 45);
   Tensor before = g.Clone();
   Tensor o = g.Alias();
-  ASSERT_TRUE(IsOk(Run(Spec(Op::kGeluBwd), g, x, o)));
+  ASSERT_TRUE(IsOk(RunOp(Spec(Op::kGeluBwd), g, x, o)));
   EXPECT_TRUE(Passes(Check(Spec(Op::kGeluBwd), before, x, o)));
 }
 

@@ -9,7 +9,7 @@ bool RunTinyOp(aclrtStream stream) {
   Tensor g(DType::kF32, {16}), x(DType::kF32, {16}), o(DType::kF32, {16});
   g.FillFn([](int64_t) { return 1.0; });
   x.FillFn([](int64_t i) { return double(i) - 8.0; });
-  const RunResult r = Run(Spec(Op::kHardswishBwd), g, x, o, stream);
+  const RunResult r = RunOp(Spec(Op::kHardswishBwd), g, x, o, stream);
   return r.ok() && Passes(Check(Spec(Op::kHardswishBwd), g, x, o));
 }
 

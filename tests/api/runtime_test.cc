@@ -196,7 +196,9 @@ TEST(Runtime, OpOnDeviceMemory) {
   aclOpExecutor* ex = nullptr;
   ASSERT_EQ(aclnnHardswishBackwardGetWorkspaceSize(tg, tx, to, &ws, &ex), ACLNN_SUCCESS) << ErrMsg();
   void* w = nullptr;
-  if (ws) ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  if (ws) {
+    ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  }
   ASSERT_EQ(aclnnHardswishBackward(w, ws, ex, AclEnv::stream()), ACLNN_SUCCESS) << ErrMsg();
   ASSERT_EQ(aclrtSynchronizeStream(AclEnv::stream()), ACL_SUCCESS);
   ASSERT_EQ(aclrtMemcpy(out.data(), bytes, dout, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);

@@ -17,11 +17,11 @@ const char* KernelOf(Op op) {
   return "?";
 }
 
-// fp16-native compute exists for the ops whose fp16 arithmetic passes the
-// spec's fp16 accuracy rule (tests/ascend check it on all 65,536 inputs).
-bool HasNative(Op op) {
-  return op == Op::kSeluBwd || op == Op::kHardswishBwd || op == Op::kSoftshrinkBwd;
-}
+// fp16-native compute ships only where fp16 arithmetic passes the spec's
+// fp16 rule on all 65,536 inputs. Softshrink only selects (exact). Measured
+// on the emulator and dropped: SELU 99.12 % and Hardswish 98.96 % of
+// elements under 1e-3 (99.9 % needed), max error 4.9e-3 / 5.5e-3.
+bool HasNative(Op op) { return op == Op::kSoftshrinkBwd; }
 
 std::vector<AscendVariant> Build() {
   std::vector<AscendVariant> out;

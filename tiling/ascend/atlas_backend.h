@@ -8,6 +8,7 @@
 
 #include "tuner/backend.h"
 #include "ascend_variants.h"
+#include "atlas_tiling_data.h"
 #include "soc.h"
 
 namespace actgrad::ascend {

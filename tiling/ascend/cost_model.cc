@@ -175,7 +175,10 @@ ModelResult ModelLaunch(const AscendVariant& v, const atlas::AtlasTilingData& t,
   // Working set: g, x and out.
   const double bytes = 3.0 * double(t.totalLength) * double(DTypeSize(v.dtype));
   const double mem_bw = bytes <= m.l2_bytes ? m.l2_bandwidth_gbps : m.hbm_bandwidth_gbps;
-  const double bw = std::min(m.core_dma_bandwidth_gbps, mem_bw / double(t.blockDim));
+  // Each copy pipe runs at the core's DMA limit or its share of the memory
+  // bandwidth; MTE2 and MTE3 together cannot exceed that share (floor below).
+  const double share = mem_bw / double(t.blockDim);
+  const double bw = std::min(m.core_dma_bandwidth_gbps, share);
 
   std::map<uint64_t, uint64_t> lengths;  // distinct core length -> cores
   for (uint32_t c = 0; c < t.blockDim; ++c) {
@@ -185,7 +188,8 @@ ModelResult ModelLaunch(const AscendVariant& v, const atlas::AtlasTilingData& t,
   }
   double worst = -1;
   for (const auto& [len, cores] : lengths) {
-    const CoreEstimate e = EstimateCore(v, t, len, soc, bw);
+    CoreEstimate e = EstimateCore(v, t, len, soc, bw);
+    e.time.ns = std::max(e.time.ns, double(e.stats.gm_to_ub_bytes + e.stats.ub_to_gm_bytes) / share);
     Add(&res.total, e.stats, cores);
     if (e.time.ns > worst) {
       worst = e.time.ns;

@@ -45,13 +45,14 @@ void MeasurementLog::OpenInMemory(const json&) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   records_.clear();
+  loaded_ = appended_ = torn_ = duplicates_ = 0;
 }
 
 bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error) {
   namespace fs = std::filesystem;
   path_ = path;
   records_.clear();
-  appended_ = torn_ = duplicates_ = 0;
+  loaded_ = appended_ = torn_ = duplicates_ = 0;
   std::error_code ec;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
 
@@ -95,8 +96,14 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
     pos = nl + 1;
     good_end = pos;
   }
-  if (!text.empty() && !have_header && mismatch.empty())
+  if (!have_header && records_.empty() && torn_ <= 1) {
+    // Nothing usable (empty, or killed while writing the header): start over.
+    text.clear();
+    good_end = 0;
+    torn_ = 0;
+  } else if (!have_header && mismatch.empty()) {
     mismatch = "log " + path + " has no header line (not a tuner log?)";
+  }
   if (!mismatch.empty()) {
     if (!fresh) {
       if (error) *error = mismatch + "\nUse --fresh to start a new log (the old one is kept as .old) or --log to choose another file.";
@@ -114,6 +121,7 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
     good_end = 0;
     torn_ = duplicates_ = 0;
   }
+  loaded_ = records_.size();
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
   if (fd_ < 0) {
     if (error) *error = path + ": cannot open for writing: " + std::strerror(errno);

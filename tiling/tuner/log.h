@@ -48,7 +48,7 @@ class MeasurementLog {
   void Append(const LogRecord& r);
 
   const std::string& path() const { return path_; }
-  size_t replayable() const { return records_.size(); }  // records loaded from the file at Open
+  size_t loaded() const { return loaded_; }  // records read from the file at Open
   size_t appended() const { return appended_; }
   size_t torn_lines() const { return torn_; }
   size_t duplicate_lines() const { return duplicates_; }
@@ -61,7 +61,7 @@ class MeasurementLog {
   std::string path_;
   int fd_ = -1;
   std::map<Key, LogRecord> records_;
-  size_t appended_ = 0, torn_ = 0, duplicates_ = 0;
+  size_t loaded_ = 0, appended_ = 0, torn_ = 0, duplicates_ = 0;
 };
 
 }  // namespace actgrad::tune

@@ -35,7 +35,7 @@ struct GeluGradCompute {
     Maxs(xc, x, static_cast<C>(-20.0f), count);
     Mins(xc, xc, static_cast<C>(20.0f), count);
     if (tanh_) {
-      TanhForm(out, dy, count);
+      TanhForm(out, dy, mask, count);
     } else {
       ErfForm(out, dy, mask, count);
     }
@@ -82,7 +82,8 @@ struct GeluGradCompute {
     Mul(out, p, dy, count);
   }
 
-  __aicore__ inline void TanhForm(const LocalTensor<C>& out, const LocalTensor<C>& dy, uint32_t count) {
+  __aicore__ inline void TanhForm(const LocalTensor<C>& out, const LocalTensor<C>& dy, const LocalTensor<uint8_t>& mask,
+                                  uint32_t count) {
     const LocalTensor<C>& xc = tmp_[0];
     const LocalTensor<C>& x2 = tmp_[1];
     const LocalTensor<C>& e = tmp_[2];
@@ -94,6 +95,9 @@ struct GeluGradCompute {
     Muls(e, e, static_cast<C>(kTanhK), count);  // u
     Maxs(e, e, static_cast<C>(-40.0f), count);
     Mins(e, e, static_cast<C>(40.0f), count);
+    // Below u = -19 tanh(u) is -1 to double precision: the derivative is 0
+    // there (so an infinite dy gives NaN, as the reference does).
+    CompareScalar(mask, e, static_cast<C>(-19.0f), CMPMODE::GE, CompareCount<C>(count));
     Muls(e, e, static_cast<C>(-2.0f), count);
     Exp(e, e, count);                            // exp(-2u)
     Adds(s, e, static_cast<C>(1.0f), count);
@@ -106,6 +110,7 @@ struct GeluGradCompute {
     Mul(x2, x2, s, count);
     Mul(x2, x2, e, count);
     Add(x2, x2, s, count);
+    Select(x2, mask, x2, static_cast<C>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
     Mul(out, x2, dy, count);
   }
 

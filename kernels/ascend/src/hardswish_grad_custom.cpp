@@ -34,5 +34,5 @@ struct HardswishGradCompute {
 extern "C" __global__ __aicore__ void hardswish_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                             GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::HardswishGradCompute, true, false>(dy, x, dx, tiling);
+  atlas::Dispatch<atlas::HardswishGradCompute, false, false>(dy, x, dx, tiling);
 }

@@ -39,7 +39,12 @@ def f32(v):
 
 
 def hexf(v):
-    return float(np.float32(v)).hex()
+    """C hex-float literal of the float32 value, e.g. 0x1.0205p-1."""
+    h = float(np.float32(v)).hex()
+    mant, exp = h.split("p")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    return mant + "p" + exp
 
 
 def _lp_once(A, b, w):

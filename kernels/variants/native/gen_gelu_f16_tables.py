@@ -9,9 +9,10 @@ tanh form, so only e(a) = d(-a), a = |x| >= 0, is tabulated:
 the first one is [0, 0.125)); with u = 4a - k in [-0.5, 0.5] (exact in fp16):
     e = c0 + u*(c1 + u*(c2 + u*c3)),  c0 = C0Hi + C0Lo (two fp16 values).
 The kernel evaluates p = fma(fma(c3,u,c2),u,c1), q = fma(p,u,C0Lo) and
-    x < 0:  out = fma(g, C0Hi, g*q)         (one final rounding)
-    x >= 0: out = fma(-g, C0Hi + q, g)
-and e = 0 for |x| >= 7.875 (there |d(-|x|)| < 1e-13).
+    x < 0:  out = fma(g, C0Hi, g*q)
+    x >= 0: out = fma(g, dh, g*(dl - q)),  1 - C0Hi = dh + dl exactly
+(one rounding of the result's size each) and e = 0 for |x| >= 7.875 (there
+|d(-|x|)| < 1e-13).
 Coefficients: weighted least squares over every fp16 value of the interval
 (weight 1/max(|e|, 1/16), the spec's error metric for g = 1), rounding c1,
 c2, c3 to fp16 one at a time and refitting the rest, c0 last as hi + lo.
@@ -112,7 +113,9 @@ def kernel(t, a, neg, g=1.0):  # emulates the fp16 kernel (fp16 products are exa
         q = h(p * u + lo)
     if neg:
         return h(g * hi + h(g * q))
-    return h(g - g * h(hi + q))
+    dh = h(1.0 - hi)
+    dl = (1.0 - dh) - hi  # exact
+    return h(g * dh + h(g * h(dl - q)))
 
 
 def check(t, f, name):

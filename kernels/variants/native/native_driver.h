@@ -14,10 +14,14 @@
 namespace actgrad::native {
 namespace {
 
+// Op bodies and helpers are forced inline into the loops (GCC otherwise keeps
+// the larger ones, e.g. GELU, as calls: a call per vector).
+#define ACTGRAD_NATIVE_INLINE inline __attribute__((always_inline))
+
 // 32 lanes of 16 bits per 512-bit vector, for fp16 and bf16 alike.
 constexpr size_t kLanes = 32;
 
-inline __mmask32 FirstLanes(size_t m) {  // m < 32
+ACTGRAD_NATIVE_INLINE __mmask32 FirstLanes(size_t m) {  // m < 32
   return _cvtu32_mask32((1u << m) - 1u);
 }
 
@@ -29,7 +33,7 @@ inline __mmask32 FirstLanes(size_t m) {  // m < 32
 // so nothing outside [0, n) is read or written. out may alias g or x exactly:
 // every iteration loads all of its inputs before storing.
 template <class OpT, int U>
-inline void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, bool nt) {
+ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, bool nt) {
   __m512i gv[U], xv[U], r[U];
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) {
@@ -48,7 +52,7 @@ inline void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t*
 }
 
 template <class OpT>
-inline void Partial(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t m) {
+ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t m) {
   const __mmask32 k = FirstLanes(m);
   const __m512i gv = _mm512_maskz_loadu_epi16(k, g);
   const __m512i xv = _mm512_maskz_loadu_epi16(k, x);

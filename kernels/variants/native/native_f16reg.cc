@@ -20,7 +20,7 @@ template <class F32Op>
 struct F16Reg {
   F32Op op;
   explicit F16Reg(const OpParams& p) : op(p) {}
-  __m512i operator()(__m512i g, __m512i x) const {
+  ACTGRAD_NATIVE_INLINE __m512i operator()(__m512i g, __m512i x) const {
     const __m512 g_lo = _mm512_cvtph_ps(_mm512_castsi512_si256(g));
     const __m512 g_hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(g, 1));
     const __m512 x_lo = _mm512_cvtph_ps(_mm512_castsi512_si256(x));
@@ -31,9 +31,10 @@ struct F16Reg {
   }
 };
 
-// Measured (spec metric, g = 1, all 65,536 inputs): see native_test.cc.
-constexpr double kGeluErfClaim = 5e-4;
-constexpr double kGeluTanhClaim = 5e-4;
+// Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
+// inputs, tests/variants/native_test.cc) 4.88e-4 (both): the fp16 rounding itself.
+constexpr double kGeluErfClaim = 4.9e-4;
+constexpr double kGeluTanhClaim = 4.9e-4;
 
 #define ACTGRAD_NATIVE_F16REG_FAMILY(OP, OPT, APPROX, MODE, CLAIM)                                           \
   KernelEntry{OP, DType::kF16, "reg", APPROX, 1, false, MODE, &Kernel<F16Reg<OPT>, 1, false>, CLAIM},       \

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Reads Google Benchmark JSON results of actgrad-bench / actgrad-bench-variants
+and prints the speed-goal table of the variants issue (met / not met, with the
+figures) and, with --figures, the op x dtype x size table of
+docs/performance.md. Python standard library only.
+
+    python3 bench/goals.py results/<date>-<host>.json [more.json ...]
+        [--accuracy docs/accuracy.json] [--markdown] [--figures] [--goals]
+
+Figures per benchmark are medians over repetitions (the "median" aggregate
+when present, else the median of the repetitions in the file); cv is the
+coefficient of variation of bytes_per_second (or of real_time).
+
+The goals (N = 16M and 64K elements):
+  G1  N=16M, 1 and 2 threads, every op and float dtype: >= 90 % of the in-run
+      limit (pct_of_bandwidth: best of stream_plain / stream_nt, same n, threads)
+  G2  N=64K, 1 thread, f32: SELU, Hardswish, Softshrink, LogitGrad >= 80 % of
+      the in-run limit; GELU >= 2.5x the faster of PyTorch and oneDNN
+  G3  N=64K, 1 thread, f16 and bf16: every op >= 3x the faster peer
+The verdict uses the shipping kernel: api/<op>.<dtype>.contig.phase2 (the
+library's own choice of variant, threads and chunk, through the public API;
+phase one, the per-call planning, is shown apart as `both`). The best variant
+of the sweep (restricted to accuracy-passing ones with --accuracy) is shown
+for reference. Ratios to peers compare items_per_second at the same n and
+threads; when no peer has a kernel for the dtype (PyTorch 1.13 and oneDNN 2.6
+have no fp16 CPU kernels for these ops) the ratio is taken against the
+faster peer's f32 kernel and marked "vs f32".
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+
+NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
+OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
+FLOAT_DTYPES = ["f32", "f16", "bf16"]
+N16M = 16 * 1024 * 1024
+N64K = 64 * 1024
+
+
+def load(paths):
+    """Returns (context, {run_name: {"median": {...}, "cv": {...}, "reps": int}})."""
+    context = {}
+    reps = {}
+    aggs = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for k, v in data.get("context", {}).items():
+            context.setdefault(k, v)
+        for b in data.get("benchmarks", []):
+            if b.get("error_occurred"):
+                continue
+            run = b.get("run_name", b["name"])
+            if b.get("run_type") == "aggregate":
+                aggs.setdefault(run, {})[b.get("aggregate_name")] = b
+            else:
+                reps.setdefault(run, []).append(b)
+    keys = ("bytes_per_second", "items_per_second", "pct_of_bandwidth",
+            "pct_of_bandwidth_same_bytes", "roof_bytes_per_second", "real_time")
+    out = {}
+    for run in set(reps) | set(aggs):
+        med, cv = {}, {}
+        a = aggs.get(run, {})
+        rs = reps.get(run, [])
+        for k in keys:
+            if "median" in a and k in a["median"]:
+                med[k] = a["median"][k]
+            elif rs and all(k in r for r in rs):
+                med[k] = statistics.median(r[k] for r in rs)
+            if "cv" in a and k in a["cv"]:
+                cv[k] = a["cv"][k]
+            elif len(rs) > 1 and all(k in r for r in rs):
+                m = statistics.mean(r[k] for r in rs)
+                cv[k] = statistics.stdev(r[k] for r in rs) / m if m else 0.0
+        if med:
+            out[run] = {"median": med, "cv": cv, "reps": max(len(rs), 1)}
+    return context, out
+
+
+def index(results):
+    """Groups results by kind: {kind: {(subject, n, thr): entry}}."""
+    idx = {"roof": {}, "variant": {}, "api": {}, "peer": {}}
+    for run, e in results.items():
+        m = NAME_RE.match(run)
+        if not m:
+            continue
+        kind, subject, n, thr = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+        idx[kind][(subject, n, thr)] = e
+    return idx
+
+
+def load_accuracy(path):
+    if not path:
+        return None
+    with open(path) as f:
+        rows = json.load(f)
+    return {r["variant"] for r in rows if r.get("shippable")}
+
+
+class Figures:
+    def __init__(self, idx, shippable):
+        self.idx = idx
+        self.shippable = shippable
+
+    def api(self, op, dt, n, thr, phase="phase2", layout="contig"):
+        return self.idx["api"].get((f"{op}.{dt}.{layout}.{phase}", n, thr))
+
+    def best_variant(self, op, dt, n, thr):
+        best = None
+        for (subject, vn, vt), e in self.idx["variant"].items():
+            parts = subject.split(".")
+            if len(parts) < 2 or parts[0] != op or parts[1] != dt or vn != n or vt != thr:
+                continue
+            if self.shippable is not None and subject not in self.shippable:
+                continue
+            if best is None or e["median"]["items_per_second"] > best[1]["median"]["items_per_second"]:
+                best = (subject, e)
+        return best
+
+    def peer(self, name, op, dt, n, thr):
+        return self.idx["peer"].get((f"{name}.{op}.{dt}", n, thr))
+
+    def peers(self):
+        return sorted({s.split(".")[0] for (s, _, _) in self.idx["peer"]})
+
+    def faster_peer(self, op, dt, n, thr):
+        """(peer label, items/s) of the faster peer; falls back to f32 kernels."""
+        for d, note in ((dt, ""), ("f32", " vs f32")):
+            cands = []
+            for p in self.peers():
+                e = self.peer(p, op, d, n, thr)
+                if e:
+                    cands.append((e["median"]["items_per_second"], p + note))
+            if cands:
+                ips, label = max(cands)
+                return label, ips
+        return None, None
+
+    def roof(self, n, thr):
+        vals = [self.idx["roof"].get((k, n, thr)) for k in ("stream_plain", "stream_nt")]
+        vals = [v["median"]["bytes_per_second"] for v in vals if v]
+        return max(vals) if vals else None
+
+
+def gbps(e):
+    return e["median"]["bytes_per_second"] / 1e9
+
+
+def pct(e):
+    return e["median"].get("pct_of_bandwidth")
+
+
+def fmt_pct(e):
+    if not e:
+        return "-"
+    s = f"{pct(e):.0f} %"
+    same = e["median"].get("pct_of_bandwidth_same_bytes")
+    if same is not None and abs(same - pct(e)) > 0.5:
+        s += f" ({same:.0f} % same-bytes)"
+    return s
+
+
+def goal_rows(F):
+    """Yields dicts: goal, op, dtype, n, thr, target, measure, shipping, both, best, verdict."""
+    rows = []
+
+    def pct_goal(goal, op, dt, n, thr, target):
+        ship = F.api(op, dt, n, thr)
+        both = F.api(op, dt, n, thr, "both")
+        best = F.best_variant(op, dt, n, thr)
+        if not ship and not best:
+            return
+        ship_v = pct(ship) if ship else None
+        best_v = pct(best[1]) if best else None
+        verdict = verdict_of(ship_v, best_v, target)
+        rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr, target=f">= {target:.0f} % of limit",
+                         shipping=(f"{ship_v:.0f} % ({gbps(ship):.1f} GB/s)" if ship else "-"),
+                         both=(f"{pct(both):.0f} %" if both else "-"),
+                         best=(f"{best_v:.0f} % {best[0]}" if best else "-"),
+                         cv=(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
+                         verdict=verdict))
+
+    def ratio_goal(goal, op, dt, n, thr, target):
+        ship = F.api(op, dt, n, thr)
+        both = F.api(op, dt, n, thr, "both")
+        best = F.best_variant(op, dt, n, thr)
+        label, peer_ips = F.faster_peer(op, dt, n, thr)
+        if not ship and not best:
+            return
+        if not peer_ips:
+            rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr, target=f">= {target:g}x faster peer",
+                             shipping="-", both="-", best="-", cv="-", verdict="no peer measured"))
+            return
+        r_ship = ship["median"]["items_per_second"] / peer_ips if ship else None
+        r_both = both["median"]["items_per_second"] / peer_ips if both else None
+        r_best = best[1]["median"]["items_per_second"] / peer_ips if best else None
+        rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr,
+                         target=f">= {target:g}x {label}",
+                         shipping=(f"{r_ship:.2f}x" if r_ship else "-"),
+                         both=(f"{r_both:.2f}x" if r_both else "-"),
+                         best=(f"{r_best:.2f}x {best[0]}" if best else "-"),
+                         cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
+                         verdict=verdict_of(r_ship, r_best, target)))
+
+    for thr in (1, 2):
+        for op in OPS:
+            for dt in FLOAT_DTYPES:
+                pct_goal("G1", op, dt, N16M, thr, 90.0)
+    for op in OPS:
+        if op == "gelu_bwd":
+            ratio_goal("G2", op, "f32", N64K, 1, 2.5)
+        else:
+            pct_goal("G2", op, "f32", N64K, 1, 80.0)
+    for dt in ("f16", "bf16"):
+        for op in OPS:
+            ratio_goal("G3", op, dt, N64K, 1, 3.0)
+    return rows
+
+
+def verdict_of(ship, best, target):
+    if ship is not None and ship >= target:
+        return "met"
+    if best is not None and best >= target:
+        return "not met by the shipping choice (a variant meets it)"
+    if ship is None and best is None:
+        return "not measured"
+    return "not met"
+
+
+def print_table(headers, rows, markdown):
+    if markdown:
+        print("| " + " | ".join(headers) + " |")
+        print("|" + "|".join("---" for _ in headers) + "|")
+        for r in rows:
+            print("| " + " | ".join(str(c) for c in r) + " |")
+        return
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+
+
+def size_label(n):
+    for unit, s in ((1 << 20, "M"), (1 << 10, "K")):
+        if n % unit == 0 and n >= unit:
+            return f"{n // unit}{s}"
+    return str(n)
+
+
+def figures_rows(F):
+    peers = F.peers()
+    keys = sorted({(s.split(".")[0], s.split(".")[1], n, t) for (s, n, t) in F.idx["api"]
+                   if s.endswith(".contig.phase2")},
+                  key=lambda k: (OPS.index(k[0]) if k[0] in OPS else 9, k[1], k[2], k[3]))
+    rows = []
+    for op, dt, n, thr in keys:
+        ship = F.api(op, dt, n, thr)
+        both = F.api(op, dt, n, thr, "both")
+        best = F.best_variant(op, dt, n, thr)
+        row = [op, dt, size_label(n), thr, f"{gbps(ship):.1f}", fmt_pct(ship),
+               f"{gbps(both):.1f}" if both else "-",
+               f"{gbps(best[1]):.1f}" if best else "-"]
+        for p in peers:
+            e = F.peer(p, op, dt, n, thr)
+            row.append(f"{ship['median']['items_per_second'] / e['median']['items_per_second']:.2f}x" if e else "-")
+        row.append(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship["cv"] else "-")
+        rows.append(row)
+    headers = ["op", "dtype", "n", "thr", "GB/s", "% of limit", "GB/s both", "GB/s best variant"] + \
+              [f"x {p}" for p in peers] + ["cv"]
+    return headers, rows
+
+
+def layout_rows(F):
+    rows = []
+    for (s, n, thr), e in sorted(F.idx["api"].items()):
+        op, dt, layout, phase = s.split(".")
+        if layout == "contig" or phase != "phase2":
+            continue
+        contig = F.api(op, dt, n, thr)
+        rows.append([op, dt, layout, size_label(n), thr, f"{gbps(e):.1f}", fmt_pct(e),
+                     f"{gbps(contig):.1f}" if contig else "-"])
+    return ["op", "dtype", "layout", "n", "thr", "GB/s", "% of limit", "GB/s contig"], rows
+
+
+def phase1_rows(F):
+    rows = []
+    for (s, n, thr), e in sorted(F.idx["api"].items()):
+        op, dt, layout, phase = s.split(".")
+        if phase != "phase1" or thr != 1:
+            continue
+        rows.append([op, dt, layout, size_label(n), f"{e['median']['real_time']:.0f} ns"])
+    return ["op", "dtype", "layout", "n", "phase one (GetWorkspaceSize + destroy)"], rows
+
+
+def roof_rows(F):
+    rows = []
+    for (s, n, thr), e in sorted(F.idx["roof"].items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        rows.append([s, size_label(n), thr, f"{gbps(e):.1f}",
+                     f"{100 * e['cv'].get('bytes_per_second', 0):.1f} %" if e["cv"] else "-"])
+    return ["roof", "n", "thr", "GB/s", "cv"], rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--accuracy", help="docs/accuracy.json: best variant among shippable ones only")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--figures", action="store_true", help="also print the figure tables")
+    args = ap.parse_args()
+
+    context, results = load(args.json)
+    F = Figures(index(results), load_accuracy(args.accuracy))
+    md = args.markdown
+
+    print(("**Context:** " if md else "Context: ") +
+          ", ".join(f"{k}={context.get(k, '?')}" for k in
+                    ("actgrad_cpu_model", "actgrad_machine_id", "actgrad_compiler", "actgrad_build_type",
+                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "date")))
+    print()
+    rows = goal_rows(F)
+    headers = ["goal", "op", "dtype", "n", "thr", "target", "shipping (phase2)", "both", "best variant",
+               "cv", "verdict"]
+    print_table(headers, [[r["goal"], r["op"], r["dtype"], size_label(r["n"]), r["thr"], r["target"],
+                           r["shipping"], r["both"], r["best"], r["cv"], r["verdict"]] for r in rows], md)
+    met = sum(1 for r in rows if r["verdict"] == "met")
+    print()
+    print(f"{met} of {len(rows)} goals met.")
+    if args.figures:
+        for title, (h, r) in (("Roofline (in-run limits)", roof_rows(F)),
+                              ("Shipping path, contiguous (api ... contig.phase2)", figures_rows(F)),
+                              ("Strided and broadcast layouts (phase2)", layout_rows(F)),
+                              ("Phase one", phase1_rows(F))):
+            print()
+            print(f"### {title}" if md else title)
+            print()
+            print_table(h, r, md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+// Division policies for LogitGrad's dy / (x (1 - x)) (Highway per-target
+// header). Interface:
+//   template <class D> static hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den);
+//   DivExact  "div"     hn::Div, IEEE division (correctly rounded).
+//   DivRcpNR  "rcp_nr"  hn::ApproximateReciprocal + one Newton-Raphson step,
+//                       times num. Where den is not a normal float with
+//                       |den| < 2^126 (+-0, subnormal, huge, +-Inf, NaN) the
+//                       lanes are recomputed with true division (a branch
+//                       that is taken only for vectors holding such lanes),
+//                       so every special (+-Inf from +-0, NaN for 0/0,
+//                       Inf/NaN propagation, x/Inf = 0, subnormal den) is
+//                       exactly what IEEE division gives.
+
+#if defined(ACTGRAD_KERNELS_MATH_DIV_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ACTGRAD_KERNELS_MATH_DIV_INL_H_
+#undef ACTGRAD_KERNELS_MATH_DIV_INL_H_
+#else
+#define ACTGRAD_KERNELS_MATH_DIV_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "math/poly-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace actgrad {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+struct DivExact {
+  static constexpr const char* kName = "div";
+  static constexpr double kClaimedMaxErr = 0.0;  // correctly rounded
+  static constexpr bool kAvailable = true;
+
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Div(D /*d*/, hn::Vec<D> num, hn::Vec<D> den) {
+    return hn::Div(num, den);
+  }
+};
+
+struct DivRcpNR {
+  static constexpr const char* kName = "rcp_nr";
+  static constexpr double kClaimedMaxErr = 3.0e-7;  // relative, normal results
+  static constexpr bool kAvailable = true;
+
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den) {
+    const auto q = hn::Mul(num, math::RcpNR(d, den));
+    // |den| in [2^-126, 2^126): the estimate and its reciprocal are normal.
+    // NaN den fails both comparisons.
+    const auto ad = hn::Abs(den);
+    const auto ok = hn::And(hn::Ge(ad, hn::Set(d, 0x1p-126f)), hn::Lt(ad, hn::Set(d, 0x1p126f)));
+    if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
+    return hn::IfThenElse(ok, q, hn::Div(num, den));
+  }
+};
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace actgrad
+HWY_AFTER_NAMESPACE();
+
+#endif  // ACTGRAD_KERNELS_MATH_DIV_INL_H_

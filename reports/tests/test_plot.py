@@ -1,0 +1,76 @@
+"""``report plot``: figures, page, skipped parts, atomic output."""
+
+import os
+import re
+
+from conftest import write_json
+from reports import synth
+
+
+def test_plot_everything(tmp_path, cli_run, small_run):
+    run = write_json(tmp_path / "run.json", small_run(ops=("gelu_bwd",), dtypes=("f32", "bf16"), sizes=[1024, 65536]))
+    table = write_json(tmp_path / "table.json", synth.make_table(ops=("gelu_bwd",), dtypes=("f32",)))
+    acc = write_json(tmp_path / "acc.json", synth.make_accuracy(ops=("gelu_bwd",), dtypes=("bf16",)))
+    out = tmp_path / "out"
+    r = cli_run("plot", run, table, acc, "--out", out)
+    assert r.code == 0, r
+    html = (out / "index.html").read_text()
+    for section in ('id="throughput"', 'id="table"', 'id="pareto"', 'id="atlas"', 'id="best"', 'id="inputs"'):
+        assert section in html
+    files = set(os.listdir(out))
+    for stem in ("throughput_gelu_bwd_f32_thr1", "throughput_gelu_bwd_bf16_thr1", "pareto_gelu_bwd",
+                 "atlas_gelu_bwd", "atlas_tiles_gelu_bwd.f16.ascend.native.exact.db2",
+                 "atlas_tiles_gelu_bwd.f32.ascend.native.exact.db2"):
+        assert {stem + ".png", stem + ".svg"} <= files, stem
+    assert any(f.startswith("table_0_") and f.endswith(".png") for f in files)
+    # every image and link of the page exists, and the PNGs are PNGs
+    for ref in re.findall(r'(?:src|href)="([^"#]+)"', html):
+        assert (out / ref).is_file(), ref
+    for f in files:
+        if f.endswith(".png"):
+            assert (out / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if f.endswith(".svg"):
+            assert "<svg" in (out / f).read_text()[:2000]
+    assert "Not drawn" not in html
+    assert "genuineintel-6-143" in html and "gelu_bwd" in html
+
+
+def test_plot_without_optional_inputs_says_what_is_skipped(tmp_path, cli_run, small_run):
+    out = tmp_path / "out"
+    r = cli_run("plot", write_json(tmp_path / "run.json", small_run(atlas=False)), "--out", out)
+    assert r.code == 0, r
+    html = (out / "index.html").read_text()
+    assert "Not drawn" in html
+    assert "no tiling table given" in html and "no accuracy results given" in html
+    assert "no atlas/ benchmark" in html
+    assert "skipped tuned table heat map" in r.out
+
+
+def test_plot_table_only_and_replacing_output(tmp_path, cli_run, small_run):
+    out = tmp_path / "out"
+    assert cli_run("plot", write_json(tmp_path / "run.json", small_run(atlas=False)), "--out", out).code == 0
+    assert any(f.startswith("throughput_") for f in os.listdir(out))
+    r = cli_run("plot", write_json(tmp_path / "t.json", synth.make_table(ops=("gelu_bwd",), dtypes=("f32",))),
+                "--out", out)
+    assert r.code == 0, r
+    files = os.listdir(out)
+    assert not any(f.startswith("throughput_") for f in files), "old figures must not linger"
+    assert any(f.startswith("table_0_") for f in files)
+    assert "no Google Benchmark JSON given" in (out / "index.html").read_text()
+
+
+def test_pct_of_bandwidth_computed_when_missing(small_run):
+    from reports import gbench, plots
+    doc = small_run(atlas=False)
+    for b in doc["benchmarks"]:
+        b.pop("pct_of_bandwidth", None)
+    notes = []
+    pts = plots.collect([gbench.parse(doc, "r.json")], notes)
+    v = [p for p in pts if p.kind == "variant"]
+    assert v and all(p.pct is not None and 0 < p.pct < 150 for p in v)
+
+
+def test_pareto_front():
+    from reports.plots import pareto_front
+    items = [(1e-7, 40, "a"), (1e-6, 50, "b"), (1e-6, 45, "c"), (1e-5, 48, "d"), (1e-8, 30, "e")]
+    assert pareto_front(items) == ["e", "a", "b"]

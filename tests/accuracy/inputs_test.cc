@@ -1,0 +1,171 @@
+// The accuracy inputs are what the spec's "Inputs for accuracy runs" asks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "accuracy/inputs.h"
+#include "actgrad/half.h"
+#include "reference/reference.h"
+
+namespace actgrad::acc {
+namespace {
+
+AccuracyOptions Small() {
+  AccuracyOptions o;
+  o.fp32_count = 20000;
+  return o;
+}
+
+// The x values of a case (as fp32 bit patterns: NaN and -0 stay distinct).
+struct XSet {
+  std::set<uint32_t> bits;
+  bool count(float f) const { return bits.count(FloatBits(f)) != 0; }
+  bool HasNaN() const {
+    for (uint32_t b : bits)
+      if (std::isnan(BitsFloat(b))) return true;
+    return false;
+  }
+};
+
+XSet XValues(const InputSet& s, size_t case_index) {
+  XSet xs;
+  const InputCase& c = s.cases.at(case_index);
+  for (size_t i = 0; i < c.n; ++i) xs.bits.insert(FloatBits(float(DecodeElement(s.dtype, c.x.data(), i))));
+  return xs;
+}
+
+TEST(Inputs, HalfTypesCoverEveryBitPatternWithUnitAndRandomG) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    const InputSet s = BuildInputs(Op::kGeluBwd, t, GeluApprox::kNone, Small());
+    ASSERT_EQ(s.cases.size(), 1u);
+    const InputCase& c = s.cases[0];
+    ASSERT_GE(c.n, 2u * 65536);
+    std::vector<int> seen_g1(65536), seen_rand(65536);
+    const uint16_t one = t == DType::kF16 ? FloatToHalf(1.0f) : FloatToBF16(1.0f);
+    size_t random_g_not_one = 0;
+    for (size_t i = 0; i < c.n; ++i) {
+      uint16_t g, x;
+      std::memcpy(&g, c.g.data() + 2 * i, 2);
+      std::memcpy(&x, c.x.data() + 2 * i, 2);
+      if (i < 65536) {
+        EXPECT_EQ(g, one);
+        seen_g1[x]++;
+      } else if (i < 2 * 65536) {
+        seen_rand[x]++;
+        random_g_not_one += g != one;
+      }
+    }
+    for (int b = 0; b < 65536; ++b) {
+      ASSERT_EQ(seen_g1[b], 1) << "pattern " << b;
+      ASSERT_EQ(seen_rand[b], 1) << "pattern " << b;
+    }
+    EXPECT_GT(random_g_not_one, 65000u);
+  }
+}
+
+TEST(Inputs, Fp32HasTheRequestedCountAndSpecials) {
+  const auto o = Small();
+  for (int op = 0; op < kNumOps; ++op) {
+    const InputSet s = BuildInputs(Op(op), DType::kF32, GeluApprox::kNone, o);
+    for (size_t k = 0; k < s.cases.size(); ++k) {
+      const auto xs = XValues(s, k);
+      EXPECT_TRUE(xs.HasNaN()) << OpName(Op(op)) << " case " << k;
+      EXPECT_TRUE(xs.count(std::numeric_limits<float>::infinity()));
+      EXPECT_TRUE(xs.count(-std::numeric_limits<float>::infinity()));
+      EXPECT_TRUE(xs.count(std::numeric_limits<float>::max()));
+      EXPECT_TRUE(xs.count(-std::numeric_limits<float>::max()));
+      EXPECT_TRUE(xs.count(std::numeric_limits<float>::denorm_min()));
+      EXPECT_TRUE(xs.count(0.0f));
+      EXPECT_TRUE(xs.count(-0.0f));
+    }
+    // The full-size cases hold at least fp32_count elements.
+    EXPECT_GE(s.cases[0].n, o.fp32_count);
+  }
+  // At the default count: at least 10^6 values per op.
+  EXPECT_GE(AccuracyOptions{}.fp32_count, 1000000u);
+}
+
+TEST(Inputs, ExactBoundaries) {
+  const auto o = Small();
+  const auto hs = XValues(BuildInputs(Op::kHardswishBwd, DType::kF32, GeluApprox::kNone, o), 0);
+  EXPECT_TRUE(hs.count(3.0f) && hs.count(-3.0f));
+  const InputSet ss = BuildInputs(Op::kSoftshrinkBwd, DType::kF32, GeluApprox::kNone, o);
+  ASSERT_GE(ss.cases.size(), 2u);
+  std::set<float> lambds;
+  for (size_t k = 0; k < ss.cases.size(); ++k) {
+    const float l = ss.cases[k].params.lambd;
+    lambds.insert(l);
+    const auto xs = XValues(ss, k);
+    EXPECT_TRUE(xs.count(l) && xs.count(-l)) << "lambd " << l;
+  }
+  EXPECT_TRUE(lambds.count(0.5f));
+  EXPECT_GE(lambds.size(), 2u);
+  const InputSet lg = BuildInputs(Op::kLogitGrad, DType::kF32, GeluApprox::kNone, o);
+  std::set<float> eps;
+  for (size_t k = 0; k < lg.cases.size(); ++k) {
+    const float e = lg.cases[k].params.eps;
+    if (!std::isnan(e)) eps.insert(e);
+    const auto xs = XValues(lg, k);
+    EXPECT_TRUE(xs.count(0.0f) && xs.count(1.0f));
+    if (std::isfinite(e)) EXPECT_TRUE(xs.count(e) && xs.count(1.0f - e)) << "eps " << e;
+  }
+  for (float e : {-1.0f, 0.0f, 1e-6f, 0.25f}) EXPECT_TRUE(eps.count(e)) << e;
+  // SELU inputs are results of the forward SELU: y >= -alpha*scale, y <= selu(5).
+  const InputSet se = BuildInputs(Op::kSeluBwd, DType::kF32, GeluApprox::kNone, o);
+  for (size_t i = 0; i < o.fp32_count; ++i) {
+    const double y = DecodeElement(DType::kF32, se.cases[0].x.data(), i);
+    ASSERT_GE(y, -ref::kSeluAlpha * ref::kSeluScale - 1e-6);
+    ASSERT_LE(y, ref::kSeluScale * 5 + 1e-5);
+  }
+}
+
+TEST(Inputs, ReferenceMatchesTheSpecFormulas) {
+  const InputSet s = BuildInputs(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, Small());
+  const InputCase& c = s.cases[0];
+  for (size_t i = 0; i < 1000; ++i) {
+    const double g = DecodeElement(DType::kF32, c.g.data(), i), x = DecodeElement(DType::kF32, c.x.data(), i);
+    ASSERT_EQ(c.ref[i], ref::GeluBwdTanh(g, x));
+  }
+  const InputSet i8 = BuildInputs(Op::kSeluBwd, DType::kI8, GeluApprox::kNone, Small());
+  ASSERT_EQ(i8.total, 65536u);  // every (g, y) pair
+  for (size_t i = 0; i < i8.total; ++i) {
+    const auto g = int8_t(DecodeElement(DType::kI8, i8.cases[0].g.data(), i));
+    const auto y = int8_t(DecodeElement(DType::kI8, i8.cases[0].x.data(), i));
+    ASSERT_EQ(i8.cases[0].ref[i], double(ref::SeluBwdInt<int8_t>(g, y)));
+  }
+}
+
+TEST(Inputs, Deterministic) {
+  const InputSet a = BuildInputs(Op::kLogitGrad, DType::kF32, GeluApprox::kNone, Small());
+  const InputSet b = BuildInputs(Op::kLogitGrad, DType::kF32, GeluApprox::kNone, Small());
+  ASSERT_EQ(a.cases.size(), b.cases.size());
+  for (size_t k = 0; k < a.cases.size(); ++k) {
+    EXPECT_EQ(a.cases[k].g, b.cases[k].g);
+    EXPECT_EQ(a.cases[k].x, b.cases[k].x);
+    EXPECT_EQ(a.cases[k].flags, b.cases[k].flags);
+  }
+  // The cache hands out the same set.
+  EXPECT_EQ(GetInputs(Op::kHardswishBwd, DType::kF16, GeluApprox::kNone, Small()).get(),
+            GetInputs(Op::kHardswishBwd, DType::kF16, GeluApprox::kNone, Small()).get());
+}
+
+TEST(Inputs, FlagsMarkUnitGradientAndSpecials) {
+  const InputSet s = BuildInputs(Op::kHardswishBwd, DType::kF32, GeluApprox::kNone, Small());
+  const InputCase& c = s.cases[0];
+  size_t g1 = 0, special = 0;
+  for (size_t i = 0; i < c.n; ++i) {
+    const double g = DecodeElement(DType::kF32, c.g.data(), i), x = DecodeElement(DType::kF32, c.x.data(), i);
+    EXPECT_EQ((c.flags[i] & kFlagG1) != 0, g == 1.0);
+    if (!std::isfinite(x) || !std::isfinite(g)) EXPECT_TRUE(c.flags[i] & kFlagSpecial);
+    g1 += (c.flags[i] & kFlagG1) != 0;
+    special += (c.flags[i] & kFlagSpecial) != 0;
+  }
+  EXPECT_GE(g1, Small().fp32_count / 2);
+  EXPECT_GT(special, 50u);
+}
+
+}  // namespace
+}  // namespace actgrad::acc

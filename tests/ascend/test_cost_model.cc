@@ -1,0 +1,200 @@
+// The cost model: trace replay semantics, double-buffer overlap, the
+// extrapolation against full emulation, calibration recovering known
+// parameters, and the tuner backend end to end on a few buckets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ascend_runner.h"
+#include "ascend_test_util.h"
+#include "atlas_backend.h"
+#include "cost_model.h"
+#include "host_tiling.h"
+
+using namespace actgrad;
+using namespace actgrad::ascend;
+using namespace atlas_test;
+using AscendEmu::TraceEvent;
+
+namespace {
+
+TEST(CostModel, ReplayOverlapsPipesThroughFlags) {
+  ModelParams m;
+  m.clock_ghz = 1.0;
+  m.scalar_issue_ns = 0;
+  m.flag_sync_ns = 0;
+  m.dma_setup_ns = 0;
+  m.vec_issue_cycles = 0;
+  m.vector_cycle_scale = 1;
+  m.cycles_per_repeat.fill(1);
+  // MTE2 copy 100 bytes (100 ns at 1 B/ns) -> flag 0 -> V 50 repeats -> flag 2 -> MTE3 copy 100 bytes
+  std::vector<TraceEvent> t = {
+      {TraceEvent::kCopy, 1, 0, 0, 100},    {TraceEvent::kSetFlag, 1, 0, 0, 0}, {TraceEvent::kWaitFlag, 2, 0, 0, 0},
+      {TraceEvent::kVec, 2, 0, 0, 50},      {TraceEvent::kSetFlag, 2, 0, 0, 2}, {TraceEvent::kWaitFlag, 3, 0, 0, 2},
+      {TraceEvent::kCopy, 3, 0, 0, 100},
+      // a second, independent MTE2 copy overlaps the vector work
+      {TraceEvent::kCopy, 1, 0, 0, 100}};
+  const CoreTime ct = ReplayTrace(t, m, 1.0);
+  EXPECT_DOUBLE_EQ(ct.ns, 250.0);  // 100 + 50 + 100; the second load ends at 200
+  EXPECT_DOUBLE_EQ(ct.busy[1], 200.0);
+  EXPECT_DOUBLE_EQ(ct.busy[2], 50.0);
+}
+
+TEST(CostModel, DoubleBufferingHidesTheShorterPipe) {
+  const SocInfo soc = Soc("ascend910b");
+  for (const char* base : {"gelu_bwd.f32.ascend.none.erf", "softshrink_bwd.f16.ascend.upcast_f32.exact"}) {
+    const AscendVariant& v1 = *FindAscendVariant(std::string(base) + ".db1");
+    const AscendVariant& v2 = *FindAscendVariant(std::string(base) + ".db2");
+    atlas::AtlasTilingData t1, t2;
+    std::string err;
+    TilingOptions o;
+    o.tile = 2048;
+    o.block_dim = 8;
+    ASSERT_TRUE(MakeTiling(v1, 1 << 20, OpParams{}, soc, o, &t1, &err));
+    ASSERT_TRUE(MakeTiling(v2, 1 << 20, OpParams{}, soc, o, &t2, &err));
+    const ModelResult r1 = ModelLaunch(v1, t1, soc), r2 = ModelLaunch(v2, t2, soc);
+    EXPECT_LT(r2.total_ns, r1.total_ns) << base;
+    // single buffering serialises: at least the sum of the busiest pipe and the vector pipe
+    EXPECT_GE(r1.slowest_core_ns, r1.v_busy_ns + r1.mte2_busy_ns * 0.9) << base;
+    EXPECT_GE(r2.slowest_core_ns, std::max({r2.v_busy_ns, r2.mte2_busy_ns, r2.mte3_busy_ns}) - 1e-6);
+    EXPECT_EQ(r1.total.gm_to_ub_bytes, 2ull * (1 << 20) * DTypeSize(v1.dtype));
+  }
+}
+
+TEST(CostModel, ExtrapolationMatchesFullEmulation) {
+  const SocInfo soc = Soc("ascend910b");
+  for (const char* name : {"hardswish_bwd.f32.ascend.none.exact.db2", "gelu_bwd.bf16.ascend.upcast_f32.tanh.db1",
+                           "selu_bwd.i8.ascend.upcast_f32.exact.db2"}) {
+    const AscendVariant& v = *FindAscendVariant(name);
+    atlas::AtlasTilingData t;
+    std::string err;
+    TilingOptions o;
+    o.tile = 512;
+    o.block_dim = 1;
+    const uint64_t n = 40 * 512 + 77;  // 41 tiles on one core
+    ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err));
+    ClearTraceCache();
+    const ModelResult est = ModelLaunch(v, t, soc);
+    EmuOptions eo;
+    eo.dry_run = true;
+    eo.trace = true;
+    const auto full = RunOnEmulator(v, t, nullptr, nullptr, nullptr, eo);
+    const double bw = std::min(soc.model.core_dma_bandwidth_gbps, soc.model.l2_bandwidth_gbps);
+    const CoreTime ct = ReplayTrace(full.trace[0], soc.model, bw);
+    const double exact = soc.model.launch_overhead_ns + soc.model.core_start_ns + ct.ns;
+    EXPECT_NEAR(est.total_ns / exact, 1.0, 1e-3) << name;
+    EXPECT_EQ(est.total.gm_to_ub_bytes, full.stats[0].gm_to_ub_bytes);
+    EXPECT_EQ(est.total.VecRepeatsTotal(), full.stats[0].VecRepeatsTotal());
+    EXPECT_EQ(est.total.VecInstrTotal(), full.stats[0].VecInstrTotal());
+  }
+}
+
+TEST(CostModel, SaneScaling) {
+  const SocInfo soc = Soc("ascend910b");
+  const AscendVariant& v = *FindAscendVariant("gelu_bwd.f16.ascend.upcast_f32.erf.db2");
+  double prev = 0;
+  for (uint64_t n : {uint64_t(1) << 12, uint64_t(1) << 16, uint64_t(1) << 20, uint64_t(1) << 24}) {
+    atlas::AtlasTilingData t;
+    std::string err;
+    ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, {}, &t, &err));
+    const double ns = ModelLaunch(v, t, soc).total_ns;
+    EXPECT_GT(ns, prev);
+    prev = ns;
+  }
+  // 64M fp32 elements of a memory-bound op cannot beat HBM
+  const AscendVariant& s = *FindAscendVariant("softshrink_bwd.f32.ascend.none.exact.db2");
+  atlas::AtlasTilingData t;
+  std::string err;
+  ASSERT_TRUE(MakeTiling(s, uint64_t(1) << 26, OpParams{}, soc, {}, &t, &err));
+  const ModelResult r = ModelLaunch(s, t, soc);
+  EXPECT_GE(r.total_ns, 3.0 * 4 * double(uint64_t(1) << 26) / soc.model.hbm_bandwidth_gbps);
+  EXPECT_STREQ(r.bound, "dma");
+}
+
+TEST(CostModel, CalibrationRecoversKnownParameters) {
+  SocInfo truth = Soc("ascend910b");
+  const std::vector<std::pair<std::string, double>> scale = {{"launch_overhead_ns", 1.7},
+                                                             {"hbm_bandwidth_gbps", 0.6},
+                                                             {"core_dma_bandwidth_gbps", 1.3},
+                                                             {"dma_setup_ns", 2.0},
+                                                             {"vector_cycle_scale", 1.5}};
+  for (const auto& [k, f] : scale) *ModelParamRef(truth.model, k) *= f;
+  std::vector<Measurement> rows;
+  for (const char* name : {"selu_bwd.f32.ascend.none.exact.db2", "gelu_bwd.f32.ascend.none.erf.db2",
+                           "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "softshrink_bwd.f16.ascend.upcast_f32.exact.db2"})
+    for (uint64_t n : {uint64_t(4096), uint64_t(262144), uint64_t(67108864)})
+      for (int64_t tile : {512, 2048})
+        for (int dim : {1, 8, 48}) {
+          Measurement m{name, n, tile, dim, 0};
+          m.time_ns = ModelRow(m, truth, OpParams{});
+          rows.push_back(m);
+        }
+  SocInfo fit = Soc("ascend910b");
+  std::vector<std::string> names;
+  for (const auto& kv : scale) names.push_back(kv.first);
+  const FitResult fr = Calibrate(&fit, rows, names, OpParams{});
+  EXPECT_LT(fr.rms_log_after, 1e-3);
+  EXPECT_GT(fr.rms_log_before, 0.1);
+  for (const auto& [k, f] : scale) {
+    const double want = *ModelParamRef(truth.model, k);
+    EXPECT_NEAR(*ModelParamRef(fit.model, k) / want, 1.0, 0.02) << k;
+  }
+}
+
+TEST(CostModel, CsvRoundTrip) {
+  const std::string path = ::testing::TempDir() + "/atlas_rows.csv";
+  std::vector<Measurement> rows = {{"gelu_bwd.f32.ascend.none.erf.db2", 1000, 512, 4, 1234.5}};
+  std::string err;
+  ASSERT_TRUE(WriteMeasurementsCsv(path, rows, &err)) << err;
+  std::vector<Measurement> back;
+  ASSERT_TRUE(ReadMeasurementsCsv(path, &back, &err)) << err;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].variant, rows[0].variant);
+  EXPECT_EQ(back[0].block_dim, 4);
+  EXPECT_DOUBLE_EQ(back[0].time_ns, 1234.5);
+}
+
+TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
+  auto b = MakeAtlasModelBackend(DefaultSocDir() + "/ascend910b.json");
+  EXPECT_EQ(b->Name(), "atlas-model");
+  EXPECT_TRUE(b->Deterministic());
+  EXPECT_EQ(b->MachineId(), "ascend910b");
+  const actgrad::tune::Bucket bk{Op::kGeluBwd, DType::kF16, "contig", 8, 2 << 16};
+  const auto cands = b->Candidates(bk);
+  ASSERT_FALSE(cands.empty());
+  const SocInfo soc = Soc("ascend910b");
+  for (const auto& c : cands) {
+    const AscendVariant* v;
+    atlas::AtlasTilingData t;
+    std::string err;
+    ASSERT_TRUE(CandidateTiling(soc, bk, c, OpParams{}, &v, &t, &err)) << c.Key() << ": " << err;
+    EXPECT_EQ(v->approx, GeluApprox::kNone) << "only the default (erf) GELU is tuned";
+    EXPECT_EQ(c.extra.at("buffers").get<int>(), v->buffers);
+  }
+  EXPECT_TRUE(b->Candidates({Op::kGeluBwd, DType::kF16, "bcast", 8, 2 << 16}).empty());
+  const auto def = b->Default(bk);
+  EXPECT_EQ(def.variant, "gelu_bwd.f16.ascend.upcast_f32.erf.db2");
+  const auto m1 = b->Measure(bk, def, 3, 0.1), m2 = b->Measure(bk, def, 1, 0.0);
+  ASSERT_EQ(m1.size(), 3u);
+  EXPECT_GT(m1[0], 0);
+  EXPECT_EQ(m1[0], m2[0]);
+  const auto prov = b->Provenance();
+  EXPECT_TRUE(prov.contains("model"));
+  EXPECT_NE(prov.at("parameter_file").get<std::string>().find("ascend910b.json"), std::string::npos);
+}
+
+TEST(AtlasBackend, PicksTheFastestForAFewBuckets) {
+  auto b = MakeAtlasModelBackend(DefaultSocDir() + "/ascend910b.json");
+  const nlohmann::json table = TuneTable(*b, 6, 9, {Op::kSoftshrinkBwd});
+  EXPECT_EQ(table.at("schema"), "actgrad-tiling-table");
+  EXPECT_EQ(table.at("backend"), "atlas-model");
+  EXPECT_EQ(table.at("entries").size(), 3u * 4u);  // f32, f16, bf16 x buckets 6..9
+  for (const auto& e : table.at("entries")) {
+    EXPECT_LE(e.at("median_ns").get<double>(), e.at("default_ns").get<double>() + 1e-9);
+    if (e.contains("runner_up"))
+      EXPECT_LE(e.at("median_ns").get<double>(), e.at("runner_up").at("median_ns").get<double>());
+    EXPECT_NE(FindAscendVariant(e.at("variant").get<std::string>()), nullptr);
+  }
+}
+
+}  // namespace

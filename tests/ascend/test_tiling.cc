@@ -1,0 +1,191 @@
+// Host tiling properties on many shapes, dtypes, variants and SoCs: every
+// element covered exactly once, UB never exceeded, every core's GM range
+// 32-byte aligned, no idle core when work allows; the emulator dry run then
+// confirms that the kernel's copies under that tiling are aligned or padded
+// and move exactly the tensor bytes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ascend_runner.h"
+#include "ascend_test_util.h"
+#include "host_tiling.h"
+#include "tiling_table.h"
+
+using namespace actgrad;
+using namespace actgrad::ascend;
+using namespace atlas_test;
+
+namespace {
+
+const uint64_t kSizes[] = {0, 1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097,
+                           12288, 12289, 65541, 48 * 256 - 1, 40 * 256 * 7 + 13, 1000003, 16777216 + 5,
+                           100000007};
+
+void CheckTiling(const AscendVariant& v, const SocInfo& soc, uint64_t n, const atlas::AtlasTilingData& t,
+                 bool default_dim) {
+  const uint32_t epb = ElemsPerBlock(v.dtype);
+  const uint64_t blocks = (n + epb - 1) / epb;
+  SCOPED_TRACE(v.name + " n=" + std::to_string(n) + " soc=" + soc.name + " tile=" + std::to_string(t.tileLength) +
+               " dim=" + std::to_string(t.blockDim));
+  ASSERT_LE(t.blockDim, soc.vector_cores);
+  if (n == 0) {
+    EXPECT_EQ(t.blockDim, 0u);
+    return;
+  }
+  ASSERT_GE(t.blockDim, 1u);
+  if (default_dim) {
+    const uint64_t want = std::min<uint64_t>({soc.vector_cores, blocks, (n + kMinElemsPerCore - 1) / kMinElemsPerCore});
+    EXPECT_EQ(t.blockDim, want) << "idle cores although work allows";
+  }
+  // coverage: contiguous, in order, exactly [0, n)
+  uint64_t next = 0;
+  for (uint32_t c = 0; c < t.blockDim; ++c) {
+    uint64_t s, l;
+    atlas::CoreRange(t, c, &s, &l);
+    ASSERT_EQ(s, next) << "core " << c;
+    ASSERT_GE(l, 1u) << "core " << c << " idle";
+    EXPECT_EQ((s * DTypeSize(v.dtype)) % 32, 0u) << "core " << c << " GM start not 32-byte aligned";
+    if (c + 1 < t.blockDim) EXPECT_EQ(l % epb, 0u) << "core " << c << " not whole 32-byte blocks";
+    if (c < t.bigCoreNum) EXPECT_EQ(l, t.bigCoreLength);
+    next = s + l;
+  }
+  EXPECT_EQ(next, n);
+  EXPECT_LE(t.bigCoreLength - t.smallCoreLength, epb) << "big/small split unbalanced";
+  // UB and tile shape
+  EXPECT_EQ(t.tileLength % atlas::kTileAlign, 0u);
+  EXPECT_LE(UbBytesFor(v, t.tileLength), soc.UbBudget());
+  EXPECT_EQ(t.tilingKey, atlas::MakeTilingKey(t.op, t.dtype, t.compute, t.approx, t.bufferNum));
+}
+
+TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
+  const SocInfo socs[] = {Soc("ascend910b"), Soc("ascend910b4"), TinySoc()};
+  size_t checked = 0;
+  for (const SocInfo& soc : socs)
+    for (const auto& v : AscendVariants())
+      for (uint64_t n : kSizes)
+        for (int dim : {0, 1, 5, int(soc.vector_cores), 1000})
+          for (int64_t tile : {int64_t(0), int64_t(256), int64_t(1000), int64_t(MaxTileLength(v, soc))}) {
+            atlas::AtlasTilingData t;
+            std::string err;
+            TilingOptions o;
+            o.tile = tile;
+            o.block_dim = dim;
+            if (uint64_t(atlas::RoundUpU64(uint64_t(tile), atlas::kTileAlign)) > MaxTileLength(v, soc)) {
+              EXPECT_FALSE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err));
+              continue;
+            }
+            ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err)) << err;
+            CheckTiling(v, soc, n, t, dim == 0);
+            ++checked;
+          }
+  EXPECT_GT(checked, 10000u);
+}
+
+TEST(Tiling, TooLargeTileIsRefused) {
+  const SocInfo soc = Soc("ascend910b");
+  const auto& v = *FindAscendVariant("gelu_bwd.f32.ascend.none.erf.db2");
+  atlas::AtlasTilingData t;
+  std::string err;
+  TilingOptions o;
+  o.tile = MaxTileLength(v, soc) + 256;
+  EXPECT_FALSE(MakeTiling(v, 1 << 20, OpParams{}, soc, o, &t, &err));
+  EXPECT_NE(err.find("exceeds"), std::string::npos);
+  OpParams bad;
+  bad.lambd = -1;
+  EXPECT_FALSE(MakeTiling(*FindAscendVariant("softshrink_bwd.f32.ascend.none.exact.db1"), 10, bad, soc, {}, &t, &err));
+}
+
+// The kernel under the tiling, dry-run on the emulator (all cores for small
+// sizes, the distinct ones for large): no breach (alignment, padding, UB,
+// queues, GM bounds) and exactly the tensor's bytes in and out.
+TEST(Tiling, DryRunMovesExactlyTheTensor) {
+  const SocInfo socs[] = {Soc("ascend910b"), TinySoc()};
+  for (const SocInfo& soc : socs)
+    for (const auto& v : AscendVariants())
+      for (uint64_t n : {uint64_t(1), uint64_t(17), uint64_t(257), uint64_t(4097), uint64_t(65541), uint64_t(1000003)})
+        for (int64_t tile : {int64_t(0), int64_t(256)}) {
+          if (tile == 256 && n > 70000) continue;
+          atlas::AtlasTilingData t;
+          std::string err;
+          TilingOptions o;
+          o.tile = tile;
+          ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err)) << err;
+          EmuOptions eo;
+          eo.dry_run = true;
+          eo.ub_capacity = soc.UbBudget();
+          AscendEmu::LaunchResult r;
+          ASSERT_NO_THROW(r = RunOnEmulator(v, t, nullptr, nullptr, nullptr, eo)) << v.name << " n=" << n;
+          uint64_t in = 0, out = 0, peak = 0;
+          for (const auto& s : r.stats) {
+            in += s.gm_to_ub_bytes;
+            out += s.ub_to_gm_bytes;
+            peak = std::max(peak, s.ub_peak_bytes);
+          }
+          EXPECT_EQ(in, 2 * n * DTypeSize(v.dtype)) << v.name << " n=" << n;
+          EXPECT_EQ(out, n * DTypeSize(v.dtype)) << v.name << " n=" << n;
+          EXPECT_LE(peak, soc.UbBudget());
+          EXPECT_EQ(peak, UbBytesFor(v, t.tileLength)) << "kernel and host disagree on the UB layout";
+        }
+}
+
+TEST(Tiling, SizeBuckets) {
+  EXPECT_EQ(SizeBucket(0), 5);
+  EXPECT_EQ(SizeBucket(1023), 5);
+  EXPECT_EQ(SizeBucket(4096), 6);
+  EXPECT_EQ(SizeBucket(4095), 5);
+  EXPECT_EQ(SizeBucket(1 << 20), 10);
+  EXPECT_EQ(SizeBucket(uint64_t(1) << 40), 13);
+}
+
+TEST(Tiling, ComputeTilingUsesTheCompiledTable) {
+  const SocInfo soc = Soc("ascend910b");
+  for (size_t i = 0; i < kAscendTilingTableSize; ++i) {
+    const AscendTableEntry& e = kAscendTilingTable[i];
+    const uint64_t n = uint64_t(2) << (2 * e.bucket);
+    TilingDecision d;
+    std::string err;
+    ASSERT_TRUE(ComputeTiling(e.op, e.dtype, n, soc, OpParams{}, &d, &err)) << err;
+    EXPECT_EQ(d.source, "table");
+    EXPECT_EQ(d.variant->name, e.variant);
+    EXPECT_EQ(d.data.tileLength, e.tile);
+    EXPECT_EQ(d.data.blockDim, std::min<uint32_t>(e.block_dim, soc.vector_cores));
+    EXPECT_EQ(d.data.bufferNum, e.buffers);
+    // GELU's tanh form takes the erf entry's tiling
+    if (e.op == Op::kGeluBwd) {
+      OpParams p;
+      p.gelu_approx = GeluApprox::kTanh;
+      ASSERT_TRUE(ComputeTiling(e.op, e.dtype, n, soc, p, &d, &err)) << err;
+      EXPECT_EQ(d.variant->approx, GeluApprox::kTanh);
+      EXPECT_EQ(d.data.tileLength, e.tile);
+    }
+  }
+  // every op and dtype gets a tiling, from the table or the default rule
+  for (Op op : {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad})
+    for (DType dt : AscendDTypes(op)) {
+      TilingDecision d;
+      std::string err;
+      ASSERT_TRUE(ComputeTiling(op, dt, 123457, soc, OpParams{}, &d, &err)) << err;
+      EXPECT_TRUE(d.source == "table" || d.source == "default");
+      CheckTiling(*d.variant, soc, 123457, d.data, d.source == "default");
+    }
+  // a smaller SoC than the table was tuned for: block dims are clamped
+  const SocInfo tiny = TinySoc();
+  TilingDecision d;
+  std::string err;
+  ASSERT_TRUE(ComputeTiling(Op::kGeluBwd, DType::kF16, 1 << 22, tiny, OpParams{}, &d, &err)) << err;
+  EXPECT_LE(d.data.blockDim, tiny.vector_cores);
+  EXPECT_LE(UbBytesFor(*d.variant, d.data.tileLength), tiny.UbBudget());
+}
+
+TEST(Tiling, PlatformReadsTheSocFile) {
+  const SocInfo soc = Soc("ascend910b");
+  PlatformAscendC p(soc);
+  uint64_t ub = 0;
+  p.GetCoreMemSize(CoreMemType::UB, ub);
+  EXPECT_EQ(p.GetCoreNumAiv(), 48u);
+  EXPECT_EQ(ub, 196608u - 8192u);
+  EXPECT_EQ(Soc("ascend910b4").vector_cores, 40u);
+}
+
+}  // namespace

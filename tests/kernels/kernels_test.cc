@@ -1,0 +1,403 @@
+// Every variant supported on this CPU, at small sizes (tails!):
+// - matches the scalar variant of its op/dtype/GELU mode: bit for bit for the
+//   exact ops (SELU, Hardswish, Softshrink, integer SELU) computed in fp32,
+//   within the spec's rule (specials exactly, every element under the hard
+//   bound relative to the scalar result) otherwise;
+// - gives the same bits at every size as on the first n elements of a large
+//   call (tails compute what the body computes);
+// - writes nothing outside the output (guard bytes) and never the inputs;
+// - handles operands misaligned by one element (incl. streaming stores),
+//   in-place calls (out == g, out == x), any staging tile;
+// - RunVariant with 2 threads and various chunks gives the bytes of 1 thread.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "accuracy/inputs.h"
+#include "accuracy/results.h"
+#include "actgrad/half.h"
+#include "reference/accuracy.h"
+#include "reference/reference.h"
+#include "variants/variant.h"
+
+namespace actgrad {
+namespace {
+
+constexpr size_t kSizes[] = {0, 1, 7, 15, 16, 17, 63, 64, 65, 257, 1000, 4099};
+constexpr size_t kMaxN = 4099;
+constexpr size_t kThreadN = 20011;  // RunVariant splits only from 2K elements on
+constexpr size_t kGuard = 64;       // bytes checked on each side of every buffer
+constexpr uint8_t kFill = 0xA5;
+
+// ---- operands --------------------------------------------------------------
+struct Rng {  // splitmix64
+  uint64_t s;
+  uint64_t Next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform(double lo, double hi) { return lo + (hi - lo) * double(Next() >> 11) * 0x1.0p-53; }
+};
+
+void Encode(DType t, double v, uint8_t* dst) {
+  switch (t) {
+    case DType::kF32: { const float f = float(v); std::memcpy(dst, &f, 4); break; }
+    case DType::kF16: { const uint16_t h = FloatToHalf(float(v)); std::memcpy(dst, &h, 2); break; }
+    case DType::kBF16: { const uint16_t h = FloatToBF16(float(v)); std::memcpy(dst, &h, 2); break; }
+    case DType::kI32: { const int32_t k = int32_t(std::clamp(v, -2147483648.0, 2147483647.0)); std::memcpy(dst, &k, 4); break; }
+    case DType::kI8: { const int8_t k = int8_t(std::clamp(v, -128.0, 127.0)); std::memcpy(dst, &k, 1); break; }
+  }
+}
+
+struct Operands {
+  DType dtype;
+  size_t n;
+  std::vector<uint8_t> g, x;
+};
+
+// Typical values of the op with specials sprinkled in: x specials every 13th
+// element, special g (on a benign x) every 29th.
+Operands MakeOperands(Op op, DType t, size_t n, uint64_t seed) {
+  Operands o{t, n, std::vector<uint8_t>(n * DTypeSize(t)), std::vector<uint8_t>(n * DTypeSize(t))};
+  Rng r{seed * 7919 + uint64_t(op) * 131 + uint64_t(t)};
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const double xs[] = {nan, inf, -inf, 0.0, -0.0, 3.0, -3.0, 0.5, -0.5, 1.0 / 3.0, 1e-40, 1.0, 0.25, 0.75, 3.0e38, -1.5};
+  const double gs[] = {nan, inf, -inf, 0.0, -0.0, 1e-40, 3.0e38};
+  for (size_t i = 0; i < n; ++i) {
+    double g, x;
+    if (!IsFloat(t)) {
+      const double lim = t == DType::kI8 ? 127.0 : 2147483647.0;
+      g = std::floor(r.Uniform(-lim, lim));
+      x = (i % 3) ? std::floor(r.Uniform(-lim, lim)) : std::floor(r.Uniform(-5, 5));
+      if (i % 13 == 0) g = lim, x = -lim;
+    } else {
+      g = r.Uniform(-2.0, 2.0);
+      switch (op) {
+        case Op::kSeluBwd: {
+          const double z = r.Uniform(-10.0, 3.0);
+          x = z > 0 ? ref::kSeluScale * z : ref::kSeluScale * ref::kSeluAlpha * std::expm1(z);
+          break;
+        }
+        case Op::kHardswishBwd: x = r.Uniform(-5.0, 5.0); break;
+        case Op::kGeluBwd: x = r.Uniform(-6.0, 6.0); break;
+        case Op::kSoftshrinkBwd: x = r.Uniform(-1.5, 1.5); break;
+        case Op::kLogitGrad: x = r.Uniform(0.0, 1.0); break;
+      }
+      if (i % 13 == 5) x = xs[(i / 13) % std::size(xs)];
+      if (i % 29 == 11) g = gs[(i / 29) % std::size(gs)], x = 0.5;
+    }
+    Encode(t, g, o.g.data() + i * DTypeSize(t));
+    Encode(t, x, o.x.data() + i * DTypeSize(t));
+  }
+  return o;
+}
+
+std::vector<OpParams> ParamSets(Op op, GeluApprox mode) {
+  OpParams p;
+  p.gelu_approx = mode;
+  std::vector<OpParams> v = {p};
+  if (op == Op::kSoftshrinkBwd) p.lambd = 1.0f / 3.0f, v.push_back(p);
+  if (op == Op::kLogitGrad) p.eps = 0.25f, v.push_back(p);
+  return v;
+}
+
+// ---- buffers with guard zones ----------------------------------------------
+class GuardedBuffer {
+ public:
+  // `bytes` of payload starting `offset` bytes after a 64-byte boundary.
+  GuardedBuffer(size_t bytes, size_t offset) : mem_(bytes + 2 * kGuard + 64 + offset, kFill), bytes_(bytes) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(mem_.data()) + kGuard;
+    base = (base + 63) & ~uintptr_t(63);
+    p_ = reinterpret_cast<uint8_t*>(base) + offset;
+  }
+  uint8_t* data() { return p_; }
+  // "" when every byte outside the payload still holds the fill pattern.
+  std::string CheckGuards() const {
+    const uint8_t* begin = mem_.data();
+    const uint8_t* end = mem_.data() + mem_.size();
+    for (const uint8_t* q = begin; q < end; ++q) {
+      if (q >= p_ && q < p_ + bytes_) continue;
+      if (*q != kFill) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "byte %td %s the buffer was overwritten", q < p_ ? p_ - q : q - (p_ + bytes_) + 1,
+                      q < p_ ? "before" : "after");
+        return buf;
+      }
+    }
+    return "";
+  }
+
+ private:
+  std::vector<uint8_t> mem_;
+  size_t bytes_;
+  uint8_t* p_;
+};
+
+// Runs v on the first n elements with each buffer `off_*` elements past a
+// 64-byte boundary; checks guards and that the inputs are untouched.
+struct RunResult {
+  std::vector<uint8_t> out;
+  std::string error;  // guard or input damage
+};
+
+RunResult RunKernel(const Variant& v, const Operands& in, size_t n, const OpParams& p, size_t off_g = 0, size_t off_x = 0,
+              size_t off_out = 0, size_t tile = 0) {
+  const size_t es = DTypeSize(v.dtype);
+  GuardedBuffer g(n * es, off_g * es), x(n * es, off_x * es), out(n * es, off_out * es);
+  if (n) {
+    std::memcpy(g.data(), in.g.data(), n * es);
+    std::memcpy(x.data(), in.x.data(), n * es);
+  }
+  v.fn(KernelArgs{g.data(), x.data(), out.data(), n, p, tile});
+  RunResult r;
+  r.out.assign(out.data(), out.data() + n * es);
+  for (auto* b : {&g, &x, &out}) {
+    const std::string e = b->CheckGuards();
+    if (!e.empty() && r.error.empty()) r.error = (b == &out ? "output: " : b == &g ? "g: " : "x: ") + e;
+  }
+  if (r.error.empty() && n && std::memcmp(g.data(), in.g.data(), n * es) != 0) r.error = "g was modified";
+  if (r.error.empty() && n && std::memcmp(x.data(), in.x.data(), n * es) != 0) r.error = "x was modified";
+  return r;
+}
+
+// ---- comparisons -------------------------------------------------------------
+double Elem(DType t, const uint8_t* p, size_t i) { return acc::DecodeElement(t, p, i); }
+
+std::string Describe(DType t, const Operands& in, size_t i, double a, double b) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "element %zu (g=%.9g x=%.9g): %.9g vs %.9g", i, Elem(t, in.g.data(), i),
+                Elem(t, in.x.data(), i), a, b);
+  return buf;
+}
+
+// Bit-identical, except that any two NaNs are equal. "" when equal.
+std::string SameBits(DType t, const Operands& in, const uint8_t* a, const uint8_t* b, size_t n) {
+  const size_t es = DTypeSize(t);
+  for (size_t i = 0; i < n; ++i) {
+    if (std::memcmp(a + i * es, b + i * es, es) == 0) continue;
+    const double va = Elem(t, a, i), vb = Elem(t, b, i);
+    if (std::isnan(va) && std::isnan(vb)) continue;
+    return Describe(t, in, i, va, vb);
+  }
+  return "";
+}
+
+// The spec's rule element by element with the scalar result as reference:
+// NaN/Inf where the scalar variant has them, every error under the hard bound.
+std::string WithinRule(DType t, const Operands& in, const uint8_t* out, const uint8_t* scalar, size_t n) {
+  const double hard = RuleFor(t).hard_bound;
+  for (size_t i = 0; i < n; ++i) {
+    const double o = Elem(t, out, i), s = Elem(t, scalar, i), g = Elem(t, in.g.data(), i);
+    const bool same_special = std::isnan(o) ? std::isnan(s) : std::isinf(o) ? o == s : std::isfinite(s);
+    if (!same_special || ElementError(t, o, s, g) >= hard) return Describe(t, in, i, o, s);
+  }
+  return "";
+}
+
+// ---- the variants under test ---------------------------------------------------
+const Variant* ScalarFor(const Variant& v) {
+  for (const Variant& s : Variants())
+    if (s.target == "scalar" && s.op == v.op && s.dtype == v.dtype && s.gelu_mode == v.gelu_mode) return &s;
+  return nullptr;
+}
+
+// Exact ops computed in fp32 (or integers) must equal the scalar variant bit
+// for bit; fp16 arithmetic (f16native) rounds intermediate results.
+bool BitExactWithScalar(const Variant& v) { return v.approx == "exact" && v.upcast != "f16native"; }
+
+// Variants the committed docs/accuracy.json marks not shippable: their
+// numbers are not compared with the scalar variant (the structure still is).
+bool KnownNotShippable(const std::string& name) {
+  static const acc::AccuracyCache* cache = [] {
+    static acc::AccuracyCache c;
+    std::string error;
+    if (!acc::TryLoadAccuracyCache(std::string(ACTGRAD_SOURCE_DIR) + "/docs/accuracy.json", &c, &error)) {
+      std::printf("[   NOTE   ] %s; comparing every variant with the scalar one\n", error.c_str());
+      return static_cast<const acc::AccuracyCache*>(nullptr);
+    }
+    return static_cast<const acc::AccuracyCache*>(&c);
+  }();
+  if (!cache) return false;
+  const auto* r = cache->Find(name);
+  return r && r->run && !r->pass;
+}
+
+struct Group {
+  Op op;
+  DType dtype;
+};
+
+std::vector<Group> Groups() {
+  std::vector<Group> g;
+  for (int op = 0; op < kNumOps; ++op)
+    for (int t = 0; t < kNumDTypes; ++t) {
+      bool any = false;
+      for (const Variant& v : Variants()) any = any || (v.op == Op(op) && v.dtype == DType(t));
+      if (any) g.push_back({Op(op), DType(t)});
+    }
+  return g;
+}
+
+std::string GroupName(const ::testing::TestParamInfo<Group>& info) {
+  return std::string(OpName(info.param.op)) + "_" + std::string(DTypeName(info.param.dtype));
+}
+
+class Kernels : public ::testing::TestWithParam<Group> {
+ protected:
+  std::vector<const Variant*> Supported() const {
+    std::vector<const Variant*> vs;
+    for (const Variant& v : Variants())
+      if (v.op == GetParam().op && v.dtype == GetParam().dtype && v.supported) vs.push_back(&v);
+    return vs;
+  }
+  const Operands& Small() {
+    if (small_.n == 0) small_ = MakeOperands(GetParam().op, GetParam().dtype, kMaxN, 1);
+    return small_;
+  }
+  Operands small_{DType::kF32, 0, {}, {}};
+};
+
+TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
+  const auto vs = Supported();
+  ASSERT_FALSE(vs.empty());
+  const Operands& in = Small();
+  const size_t es = DTypeSize(GetParam().dtype);
+  int bit_exact = 0, rule = 0, skipped = 0;
+  for (const Variant* v : vs) {
+    const Variant* sc = ScalarFor(*v);
+    ASSERT_NE(sc, nullptr) << "no scalar variant for " << v->name;
+    for (const OpParams& p : ParamSets(v->op, v->gelu_mode)) {
+      const RunResult full = RunKernel(*v, in, kMaxN, p);
+      ASSERT_EQ(full.error, "") << v->name;
+      const RunResult ref = RunKernel(*sc, in, kMaxN, p);
+      ASSERT_EQ(ref.error, "") << sc->name;
+      std::string diff;
+      if (BitExactWithScalar(*v)) {
+        diff = SameBits(v->dtype, in, full.out.data(), ref.out.data(), kMaxN);
+        ++bit_exact;
+      } else if (!KnownNotShippable(v->name)) {
+        diff = WithinRule(v->dtype, in, full.out.data(), ref.out.data(), kMaxN);
+        ++rule;
+      } else {
+        ++skipped;
+      }
+      EXPECT_EQ(diff, "") << v->name << " vs " << sc->name << " (lambd " << p.lambd << ", eps " << p.eps << ")";
+      for (size_t n : kSizes) {
+        const RunResult r = RunKernel(*v, in, n, p);
+        EXPECT_EQ(r.error, "") << v->name << " n=" << n;
+        const std::string d = SameBits(v->dtype, in, r.out.data(), full.out.data(), n);
+        EXPECT_EQ(d, "") << v->name << " n=" << n << ": differs from the same elements of an n=" << kMaxN << " call";
+        if (!r.error.empty() || !d.empty()) break;
+      }
+    }
+  }
+  std::printf("[   INFO   ] %zu variants: %d bit-exact and %d within-rule comparisons, %d skipped (not shippable)\n",
+              vs.size(), bit_exact, rule, skipped);
+  (void)es;
+}
+
+TEST_P(Kernels, MisalignedByOneElement) {
+  const Operands& in = Small();
+  const size_t offs[][3] = {{1, 1, 1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {3, 2, 1}};
+  for (const Variant* v : Supported()) {
+    const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
+    const RunResult full = RunKernel(*v, in, kMaxN, p);
+    for (size_t n : {size_t{1}, size_t{17}, size_t{65}, size_t{1000}, kMaxN}) {
+      bool bad = false;
+      for (const auto& o : offs) {
+        const RunResult r = RunKernel(*v, in, n, p, o[0], o[1], o[2]);
+        EXPECT_EQ(r.error, "") << v->name << " n=" << n << " offsets g/x/out " << o[0] << "/" << o[1] << "/" << o[2];
+        const std::string d = SameBits(v->dtype, in, r.out.data(), full.out.data(), n);
+        EXPECT_EQ(d, "") << v->name << " n=" << n << " offsets g/x/out " << o[0] << "/" << o[1] << "/" << o[2];
+        bad = bad || !r.error.empty() || !d.empty();
+      }
+      if (bad) break;
+    }
+  }
+}
+
+TEST_P(Kernels, InPlace) {
+  const Operands& in = Small();
+  for (const Variant* v : Supported()) {
+    const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
+    const RunResult full = RunKernel(*v, in, kMaxN, p);
+    const size_t es = DTypeSize(v->dtype);
+    for (size_t n : {size_t{0}, size_t{17}, size_t{1000}, kMaxN}) {
+      for (int which = 0; which < 2; ++which) {  // 0: out == g, 1: out == x
+        GuardedBuffer a(n * es, 0), b(n * es, 0);
+        if (n) {
+          std::memcpy(a.data(), which == 0 ? in.g.data() : in.x.data(), n * es);
+          std::memcpy(b.data(), which == 0 ? in.x.data() : in.g.data(), n * es);
+        }
+        const void* g = which == 0 ? a.data() : b.data();
+        const void* x = which == 0 ? b.data() : a.data();
+        v->fn(KernelArgs{g, x, a.data(), n, p, 0});
+        EXPECT_EQ(a.CheckGuards(), "") << v->name << " n=" << n;
+        EXPECT_EQ(b.CheckGuards(), "") << v->name << " n=" << n;
+        const std::string d = SameBits(v->dtype, in, a.data(), full.out.data(), n);
+        EXPECT_EQ(d, "") << v->name << " n=" << n << (which == 0 ? " out == g" : " out == x");
+      }
+    }
+  }
+}
+
+TEST_P(Kernels, StagingTileDoesNotChangeResults) {
+  const Operands& in = Small();
+  for (const Variant* v : Supported()) {
+    if (v->upcast != "staged") continue;
+    const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
+    const RunResult full = RunKernel(*v, in, kMaxN, p);
+    for (size_t tile : {size_t{1}, size_t{7}, size_t{64}, size_t{1000}, size_t{100000}}) {
+      const RunResult r = RunKernel(*v, in, kMaxN, p, 1, 0, 1, tile);
+      EXPECT_EQ(r.error, "") << v->name << " tile " << tile;
+      EXPECT_EQ(SameBits(v->dtype, in, r.out.data(), full.out.data(), kMaxN), "") << v->name << " tile " << tile;
+    }
+  }
+}
+
+TEST_P(Kernels, RunVariantThreadsGiveTheSameBytes) {
+  const Operands in = MakeOperands(GetParam().op, GetParam().dtype, kThreadN, 2);
+  for (const Variant* v : Supported()) {
+    const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
+    const size_t es = DTypeSize(v->dtype);
+    std::vector<uint8_t> one(kThreadN * es);
+    RunVariant(*v, KernelArgs{in.g.data(), in.x.data(), one.data(), kThreadN, p, 0}, 1, 0);
+    for (size_t chunk : {size_t{0}, size_t{64}, size_t{777}, size_t{1000}, size_t{4096}, size_t{8192}, kThreadN}) {
+      GuardedBuffer out(kThreadN * es, 0);
+      RunVariant(*v, KernelArgs{in.g.data(), in.x.data(), out.data(), kThreadN, p, 0}, 2, chunk);
+      EXPECT_EQ(out.CheckGuards(), "") << v->name << " chunk " << chunk;
+      const std::string d = SameBits(v->dtype, in, out.data(), one.data(), kThreadN);
+      EXPECT_EQ(d, "") << v->name << " threads 2, chunk " << chunk;
+      if (!d.empty()) break;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Group, Kernels, ::testing::ValuesIn(Groups()), GroupName);
+
+TEST(KernelList, NamesAreUniqueAndFieldsConsistent) {
+  std::set<std::string> names;
+  for (const Variant& v : Variants()) {
+    EXPECT_TRUE(names.insert(v.name).second) << "duplicate " << v.name;
+    EXPECT_NE(v.fn, nullptr) << v.name;
+    EXPECT_EQ(v.name.rfind(std::string(OpName(v.op)) + "." + std::string(DTypeName(v.dtype)) + ".", 0), 0u) << v.name;
+    EXPECT_EQ(v.nt_stores, v.name.size() > 3 && v.name.compare(v.name.size() - 3, 3, ".nt") == 0) << v.name;
+    EXPECT_EQ(v.op == Op::kGeluBwd || v.gelu_mode == GeluApprox::kNone, true) << v.name;
+    EXPECT_GE(v.claimed_max_err, 0.0) << v.name;
+    EXPECT_EQ(VariantIndex(v.name), &v - Variants().data()) << v.name;
+  }
+  EXPECT_EQ(FindVariant("no.such.variant"), nullptr);
+}
+
+}  // namespace
+}  // namespace actgrad

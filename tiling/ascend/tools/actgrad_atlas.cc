@@ -1,0 +1,311 @@
+// actgrad-atlas: the Atlas track's command line.
+//   model      modelled times as Google-Benchmark-shaped JSON
+//              (names atlas/<variant>/n:N/tile:T, real_time in ns)
+//   calibrate  fit the model parameters to device times (CSV) -> SoC file
+//   synth      write a synthetic "device" CSV from a SoC file (tests calibrate)
+//   tune       write a tiling table (schema v1) with the atlas-model backend
+//   tiling     print the tiling the host code computes for op/dtype/n
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "atlas_backend.h"
+#include "cost_model.h"
+#include "host_tiling.h"
+#include "tiling_table.h"
+
+using namespace actgrad;
+using namespace actgrad::ascend;
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<Op> ParseOps(const std::string& s) {
+  std::vector<Op> ops;
+  if (s.empty() || s == "all") return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  for (const auto& name : Split(s)) {
+    Op op;
+    if (!ParseOpName(name, &op)) throw std::runtime_error("unknown op " + name);
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+SocInfo LoadOrDie(const std::string& path) {
+  SocInfo soc;
+  std::string err;
+  if (!LoadSoc(path, &soc, &err)) throw std::runtime_error(err);
+  return soc;
+}
+
+void WriteJson(const std::string& path, const nlohmann::json& j) {
+  if (path == "-") {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::ofstream o(path);
+  if (!o) throw std::runtime_error("cannot write " + path);
+  o << j.dump(2) << "\n";
+}
+
+nlohmann::json StatsCounters(const AscendEmu::CoreStats& s) {
+  nlohmann::json c = {{"gm_to_ub_bytes", s.gm_to_ub_bytes}, {"ub_to_gm_bytes", s.ub_to_gm_bytes},
+                      {"dma_in", s.dma_in}, {"dma_out", s.dma_out}, {"vec_instr", s.VecInstrTotal()},
+                      {"vec_repeats", s.VecRepeatsTotal()}, {"ub_peak_bytes", s.ub_peak_bytes}};
+  for (int k = 0; k < AscendEmu::kNumVecKinds; ++k)
+    if (s.vec_instr[k]) c[std::string("instr_") + AscendEmu::VecKindName(AscendEmu::VecKind(k))] = s.vec_instr[k];
+  return c;
+}
+
+int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::string& dtypes_s,
+             const std::string& sizes_s, const std::string& tiles_s, bool all_variants, const std::string& out) {
+  const SocInfo soc = LoadOrDie(soc_path);
+  std::vector<uint64_t> sizes;
+  for (const auto& s : Split(sizes_s)) sizes.push_back(std::stoull(s));
+  if (sizes.empty())
+    for (int k = 5; k <= 13; ++k) sizes.push_back(uint64_t(2) << (2 * k));
+  std::vector<int64_t> tiles;
+  for (const auto& s : Split(tiles_s)) tiles.push_back(std::stoll(s));
+  std::vector<DType> dtypes;
+  for (const auto& s : Split(dtypes_s)) {
+    DType t;
+    if (!ParseDTypeName(s, &t)) throw std::runtime_error("unknown dtype " + s);
+    dtypes.push_back(t);
+  }
+  nlohmann::json benches = nlohmann::json::array();
+  for (Op op : ParseOps(ops_s)) {
+    for (DType dt : dtypes.empty() ? AscendDTypes(op) : dtypes) {
+      std::vector<const AscendVariant*> vs;
+      if (all_variants) {
+        for (const auto& v : AscendVariants())
+          if (v.op == op && v.dtype == dt) vs.push_back(&v);
+      }
+      for (uint64_t n : sizes) {
+        std::vector<std::pair<const AscendVariant*, int64_t>> runs;
+        if (all_variants) {
+          for (auto* v : vs)
+            for (int64_t t : tiles.empty() ? std::vector<int64_t>{0} : tiles) runs.push_back({v, t});
+        } else {
+          // what the shipping host tiling picks (table or default rule), plus the tile sweep
+          TilingDecision d;
+          std::string err;
+          if (!ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err)) continue;
+          if (tiles.empty()) runs.push_back({d.variant, 0});
+          for (int64_t t : tiles) runs.push_back({d.variant, t});
+        }
+        for (const auto& [v, tile] : runs) {
+          atlas::AtlasTilingData t;
+          std::string err;
+          TilingOptions o;
+          o.tile = tile;
+          if (tile == 0) {
+            TilingDecision d;
+            if (!all_variants && ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err) && d.variant == v) {
+              o.tile = d.data.tileLength;
+              o.block_dim = int(d.data.blockDim);
+            }
+          }
+          if (!MakeTiling(*v, n, OpParams{}, soc, o, &t, &err)) continue;  // e.g. tile beyond UB
+          const ModelResult r = ModelLaunch(*v, t, soc);
+          const double bytes = 3.0 * double(n) * double(DTypeSize(dt));
+          nlohmann::json b = {{"name", "atlas/" + v->name + "/n:" + std::to_string(n) + "/tile:" + std::to_string(t.tileLength)},
+                              {"run_name", "atlas/" + v->name + "/n:" + std::to_string(n) + "/tile:" + std::to_string(t.tileLength)},
+                              {"run_type", "iteration"},
+                              {"iterations", 1},
+                              {"real_time", r.total_ns},
+                              {"cpu_time", r.total_ns},
+                              {"time_unit", "ns"},
+                              {"bytes_per_second", bytes / (r.total_ns * 1e-9)},
+                              {"items_per_second", double(n) / (r.total_ns * 1e-9)},
+                              {"block_dim", t.blockDim},
+                              {"tile", t.tileLength},
+                              {"buffers", t.bufferNum},
+                              {"bound", r.bound},
+                              {"mte2_busy_ns", r.mte2_busy_ns},
+                              {"v_busy_ns", r.v_busy_ns},
+                              {"mte3_busy_ns", r.mte3_busy_ns}};
+          for (auto& [k, val] : StatsCounters(r.slowest).items()) b["slowest_core_" + k] = val;
+          benches.push_back(b);
+        }
+      }
+    }
+  }
+  nlohmann::json doc = {{"context",
+                         {{"executable", "actgrad-atlas model"},
+                          {"actgrad_machine_id", soc.name},
+                          {"actgrad_backend", "atlas-model"},
+                          {"actgrad_soc_file", soc.path},
+                          {"actgrad_tiling_table", kAscendTilingTableSource},
+                          {"num_cpus", soc.vector_cores},
+                          {"library_build_type", "model"}}},
+                        {"benchmarks", benches}};
+  WriteJson(out, doc);
+  return 0;
+}
+
+int CmdCalibrate(const std::string& soc_path, const std::string& csv, const std::string& out,
+                 const std::string& params_s) {
+  SocInfo soc = LoadOrDie(soc_path);
+  std::vector<Measurement> rows;
+  std::string err;
+  if (!ReadMeasurementsCsv(csv, &rows, &err)) throw std::runtime_error(err);
+  const auto params = params_s.empty() ? DefaultFitParams() : Split(params_s);
+  const FitResult fr = Calibrate(&soc, rows, params, OpParams{});
+  nlohmann::json j = SocToJson(soc);
+  for (size_t i = 0; i < fr.names.size(); ++i) {
+    auto& node = j["params"][fr.names[i]];
+    if (node.is_object()) {
+      node["source"] = "fitted by actgrad-atlas calibrate to " + csv + " (was " + std::to_string(fr.before[i]) + ")";
+      node["uncertainty"] = "fit; RMS log error " + std::to_string(fr.rms_log_after);
+    }
+  }
+  j["calibration"] = {{"csv", csv}, {"points", fr.points}, {"parameters", fr.names},
+                      {"rms_log_error_before", fr.rms_log_before}, {"rms_log_error_after", fr.rms_log_after},
+                      {"iterations", fr.iterations}};
+  WriteJson(out, j);
+  std::printf("calibrated %zu parameters on %zu points: RMS log error %.4g -> %.4g\n", fr.names.size(), fr.points,
+              fr.rms_log_before, fr.rms_log_after);
+  for (size_t i = 0; i < fr.names.size(); ++i)
+    std::printf("  %-26s %12.6g -> %12.6g\n", fr.names[i].c_str(), fr.before[i], fr.after[i]);
+  return 0;
+}
+
+// Synthetic device times: the model of `soc` (optionally with parameters
+// scaled) over a spread of variants, sizes, tiles and block dims.
+int CmdSynth(const std::string& soc_path, const std::string& scale_s, const std::string& out, double noise) {
+  SocInfo soc = LoadOrDie(soc_path);
+  for (const auto& kv : Split(scale_s)) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("--scale wants name=factor");
+    double* r = ModelParamRef(soc.model, kv.substr(0, eq));
+    if (!r) throw std::runtime_error("unknown parameter " + kv.substr(0, eq));
+    *r *= std::stod(kv.substr(eq + 1));
+  }
+  std::vector<Measurement> rows;
+  const char* names[] = {"selu_bwd.f32.ascend.none.exact.db2", "gelu_bwd.f32.ascend.none.erf.db2",
+                         "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "softshrink_bwd.f16.ascend.upcast_f32.exact.db2",
+                         "hardswish_bwd.bf16.ascend.upcast_f32.exact.db1"};
+  uint32_t seed = 12345;
+  for (const char* name : names)
+    for (uint64_t n : {uint64_t(4096), uint64_t(262144), uint64_t(4194304), uint64_t(67108864)})
+      for (int64_t tile : {512, 2048})
+        for (int dim : {1, 8, int(soc.vector_cores)}) {
+          Measurement m{name, n, tile, dim, 0};
+          try {
+            m.time_ns = ModelRow(m, soc, OpParams{});
+          } catch (const std::exception&) {
+            continue;
+          }
+          seed = seed * 1664525u + 1013904223u;
+          const double u = double(seed >> 8) / double(1u << 24) - 0.5;
+          m.time_ns *= 1.0 + noise * u;
+          rows.push_back(m);
+        }
+  std::string err;
+  if (!WriteMeasurementsCsv(out, rows, &err)) throw std::runtime_error(err);
+  std::printf("wrote %zu synthetic measurements to %s\n", rows.size(), out.c_str());
+  return 0;
+}
+
+int CmdTune(const std::string& soc_path, const std::string& ops_s, int k_lo, int k_hi, const std::string& out,
+            const std::string& commit) {
+  auto backend = MakeAtlasModelBackend(soc_path);
+  const nlohmann::json t = TuneTable(*backend, k_lo, k_hi, ParseOps(ops_s), commit);
+  WriteJson(out, t);
+  std::printf("wrote %zu entries to %s\n", t["entries"].size(), out.c_str());
+  return 0;
+}
+
+int CmdTiling(const std::string& soc_path, const std::string& op_s, const std::string& dt_s, uint64_t n) {
+  const SocInfo soc = LoadOrDie(soc_path);
+  Op op;
+  DType dt;
+  if (!ParseOpName(op_s, &op) || !ParseDTypeName(dt_s, &dt)) throw std::runtime_error("unknown op or dtype");
+  TilingDecision d;
+  std::string err;
+  if (!ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err)) throw std::runtime_error(err);
+  const auto& t = d.data;
+  std::printf("variant %s (%s, bucket %d, table %s)\n", d.variant->name.c_str(), d.source.c_str(), d.bucket,
+              kAscendTilingTableSource);
+  std::printf("blockDim %u  tile %u  buffers %u  big cores %u x %llu  small cores x %llu  UB %u of %llu bytes\n",
+              t.blockDim, t.tileLength, t.bufferNum, t.bigCoreNum, (unsigned long long)t.bigCoreLength,
+              (unsigned long long)t.smallCoreLength, UbBytesFor(*d.variant, t.tileLength),
+              (unsigned long long)soc.UbBudget());
+  const ModelResult r = ModelLaunch(*d.variant, t, soc);
+  std::printf("modelled %.1f ns (slowest core %.1f ns, %s-bound)\n", r.total_ns, r.slowest_core_ns, r.bound);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"actgrad-atlas: Atlas NPU track (emulator, host tiling, cost model)"};
+  app.require_subcommand(1);
+  const std::string def_soc = DefaultSocDir() + "/ascend910b.json";
+
+  std::string soc = def_soc, ops, dtypes, sizes, tiles, out = "-", csv, params, scale, commit, op1, dt1;
+  bool all_variants = false;
+  double noise = 0.0;
+  int k_lo = 5, k_hi = 13;
+  uint64_t n = 1 << 20;
+
+  auto* model = app.add_subcommand("model", "modelled times as Google-Benchmark-shaped JSON");
+  model->add_option("--soc", soc, "SoC parameter file");
+  model->add_option("--ops", ops, "ops (comma-separated, default all)");
+  model->add_option("--dtypes", dtypes, "dtypes (default: each op's)");
+  model->add_option("--sizes", sizes, "element counts (default 2*4^k, k=5..13)");
+  model->add_option("--tiles", tiles, "tile lengths to sweep (default: the host tiling's)");
+  model->add_flag("--all-variants", all_variants, "every variant, not only the host tiling's pick");
+  model->add_option("--out", out, "output JSON ('-' for stdout)");
+
+  auto* cal = app.add_subcommand("calibrate", "fit model parameters to measured device times");
+  cal->add_option("--soc", soc, "SoC parameter file (starting point)");
+  cal->add_option("--csv", csv, "measurements: variant,n,tile,block_dim,time_ns")->required();
+  cal->add_option("--out", out, "fitted SoC file")->required();
+  cal->add_option("--params", params, "parameters to fit (default: launch, bandwidths, DMA setup, vector scale)");
+
+  auto* syn = app.add_subcommand("synth", "synthetic device CSV from the model (for testing calibrate)");
+  syn->add_option("--soc", soc, "SoC parameter file");
+  syn->add_option("--scale", scale, "name=factor,... applied to the parameters first");
+  syn->add_option("--noise", noise, "relative uniform noise (e.g. 0.02)");
+  syn->add_option("--out", out, "CSV to write")->required();
+
+  auto* tune = app.add_subcommand("tune", "tiling table from the atlas-model backend (exhaustive search)");
+  tune->add_option("--soc", soc, "SoC parameter file");
+  tune->add_option("--ops", ops, "ops (default all)");
+  tune->add_option("--k-lo", k_lo, "first size bucket");
+  tune->add_option("--k-hi", k_hi, "last size bucket");
+  tune->add_option("--git-commit", commit, "recorded in the provenance");
+  tune->add_option("--out", out, "table JSON")->required();
+
+  auto* til = app.add_subcommand("tiling", "print the host tiling of one call");
+  til->add_option("--soc", soc, "SoC parameter file");
+  til->add_option("--op", op1, "op")->required();
+  til->add_option("--dtype", dt1, "dtype")->required();
+  til->add_option("--n", n, "elements");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*model) return CmdModel(soc, ops, dtypes, sizes, tiles, all_variants, out);
+    if (*cal) return CmdCalibrate(soc, csv, out, params);
+    if (*syn) return CmdSynth(soc, scale, out, noise);
+    if (*tune) return CmdTune(soc, ops, k_lo, k_hi, out, commit);
+    if (*til) return CmdTiling(soc, op1, dt1, n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "actgrad-atlas: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,468 @@
+// actgrad-tune: tunes the tiling table of this machine (docs/tuning.md).
+//
+//   actgrad-tune [--budget 10m] [--quick] [--ops ...] [--dtypes ...] [--sizes 1K-64M]
+//   actgrad-tune --verify tiling/tables/<machine-id>.json
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tiling/dispatch.h"
+#include "tiling/machine.h"
+#include "tiling/table.h"
+#include "tiling/tuner/accuracy_gate.h"
+#include "tiling/tuner/cpu_backend.h"
+#include "tiling/tuner/log.h"
+#include "tiling/tuner/progress.h"
+#include "tiling/tuner/search.h"
+#include "tiling/tuner/stats.h"
+#include "tiling/tuner/tuner.h"
+
+#ifdef ACTGRAD_TUNER_HAVE_ASCEND
+#include "tiling/ascend/atlas_backend.h"
+#endif
+#ifdef ACTGRAD_TUNER_HAVE_ACCURACY_LIB
+#include "accuracy/check.h"
+#endif
+
+#ifndef ACTGRAD_TUNER_SOURCE_DIR
+#define ACTGRAD_TUNER_SOURCE_DIR ""
+#endif
+#ifndef ACTGRAD_TUNER_GIT_COMMIT
+#define ACTGRAD_TUNER_GIT_COMMIT "unknown"
+#endif
+
+using namespace actgrad;
+using namespace actgrad::tune;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int sig) {
+  g_stop.store(true);
+  std::signal(sig, SIG_DFL);  // a second Ctrl-C kills at once (the log is safe either way)
+}
+
+std::vector<std::string> Split(const std::string& s, char sep = ',') {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// "10m", "90s", "1h30m", "1.5m", "600" (seconds).
+bool ParseDuration(const std::string& s, double* out) {
+  double total = 0, num = 0, frac = 0;
+  bool have = false, in_frac = false;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (in_frac) frac /= 10, num += (c - '0') * frac;
+      else num = num * 10 + (c - '0');
+      have = true;
+    } else if (c == '.') {
+      in_frac = true, frac = 1;
+    } else {
+      double unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : -1;
+      if (unit < 0 || !have) return false;
+      total += num * unit;
+      num = 0, have = false, in_frac = false;
+    }
+  }
+  if (have) total += num;
+  *out = total;
+  return total > 0;
+}
+
+// A size with an optional K/M/G suffix (powers of 2), or a bucket index (< 32, no suffix).
+bool ParseBucket(const std::string& s, int* k) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) v = v * 10 + uint64_t(s[i++] - '0');
+  if (i == 0) return false;
+  if (i == s.size()) {
+    if (v < 32) return *k = int(v), true;
+    return *k = SizeBucket(v), true;
+  }
+  const char u = char(std::toupper(static_cast<unsigned char>(s[i])));
+  if (i + 1 != s.size() || (u != 'K' && u != 'M' && u != 'G')) return false;
+  v <<= (u == 'K' ? 10 : u == 'M' ? 20 : 30);
+  *k = SizeBucket(v);
+  return true;
+}
+
+bool ParseSizes(const std::string& spec, std::vector<int>* out, std::string* err) {
+  out->clear();
+  for (const std::string& tok : Split(spec)) {
+    std::string a = tok, b = tok;
+    if (auto p = tok.find(".."); p != std::string::npos) a = tok.substr(0, p), b = tok.substr(p + 2);
+    else if (auto q = tok.find('-'); q != std::string::npos) a = tok.substr(0, q), b = tok.substr(q + 1);
+    int ka, kb;
+    if (!ParseBucket(a, &ka) || !ParseBucket(b, &kb)) return *err = "cannot read size \"" + tok + "\"", false;
+    if (ka > kb) std::swap(ka, kb);
+    for (int k = ka; k <= kb; ++k) {
+      if (k < tables::kMinBucket || k > tables::kMaxBucket)
+        return *err = "size bucket " + std::to_string(k) + " is outside 5 (1K) .. 13 (64M)", false;
+      if (std::find(out->begin(), out->end(), k) == out->end()) out->push_back(k);
+    }
+  }
+  std::sort(out->begin(), out->end());
+  if (out->empty()) return *err = "no sizes", false;
+  return true;
+}
+
+bool ParseOps(const std::string& spec, std::vector<Op>* out, std::string* err) {
+  out->clear();
+  for (const std::string& tok : Split(spec)) {
+    if (tok == "all") {
+      *out = TuneConfig{}.ops;
+      continue;
+    }
+    bool found = false;
+    for (int i = 0; i < kNumOps && !found; ++i) {
+      const std::string name(OpName(Op(i)));
+      if (name == tok || name.rfind(tok, 0) == 0) {  // prefix: "gelu" -> gelu_bwd
+        if (std::find(out->begin(), out->end(), Op(i)) == out->end()) out->push_back(Op(i));
+        found = true;
+      }
+    }
+    if (!found) return *err = "unknown op \"" + tok + "\"", false;
+  }
+  return !out->empty() || (*err = "no ops", false);
+}
+
+bool ParseDTypes(const std::string& spec, std::vector<DType>* out, std::string* err) {
+  out->clear();
+  for (const std::string& tok : Split(spec)) {
+    DType t;
+    if (!ParseDType(tok, &t)) return *err = "unknown dtype \"" + tok + "\"", false;
+    if (std::find(out->begin(), out->end(), t) == out->end()) out->push_back(t);
+  }
+  return !out->empty() || (*err = "no dtypes", false);
+}
+
+std::string NowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string Run(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof(buf), p)) out += buf;
+    if (pclose(p) != 0) return "";
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string GitCommit() {
+  const std::string src = ACTGRAD_TUNER_SOURCE_DIR;
+  if (!src.empty() && fs::exists(fs::path(src) / ".git")) {
+    const std::string c = Run("git -C '" + src + "' describe --always --dirty --abbrev=12 2>/dev/null");
+    if (!c.empty()) return c;
+  }
+  return ACTGRAD_TUNER_GIT_COMMIT;
+}
+
+// A path relative to the current directory when it exists there, else
+// relative to the source tree the tool was built from.
+std::string FindDefault(const std::string& rel) {
+  if (fs::exists(rel)) return rel;
+  const std::string src = ACTGRAD_TUNER_SOURCE_DIR;
+  if (!src.empty() && fs::exists(fs::path(src) / rel)) return (fs::path(src) / rel).string();
+  return rel;
+}
+
+std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string& soc, const AccuracyGate* gate,
+                                     int threads, std::string* err) {
+  if (name == "cpu") {
+    CpuBackendOptions o;
+    o.max_threads = threads;
+    return std::make_unique<CpuBackend>(gate, o);
+  }
+#ifdef ACTGRAD_TUNER_HAVE_ASCEND
+  if (name == "atlas-model") {
+    try {
+      return actgrad::ascend::MakeAtlasModelBackend(soc.empty() ? FindDefault("tiling/ascend/soc/ascend910b.json")
+                                                                : soc);
+    } catch (const std::exception& e) {
+      *err = e.what();
+      return nullptr;
+    }
+  }
+#else
+  (void)soc;
+  if (name == "atlas-model") {
+    *err = "this actgrad-tune was built without the Atlas backend (ACTGRAD_BUILD_ASCEND=OFF)";
+    return nullptr;
+  }
+#endif
+  *err = "unknown backend \"" + name + "\" (cpu, atlas-model)";
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"actgrad-tune: tunes the tiling table (variant, tile, threads per op x dtype x size bucket x layout)"};
+  std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "5-13", layouts_s = "contig,bcast";
+  std::string modes_s = "none,tanh", out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
+  bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
+  uint64_t seed = 1;
+  int threads = 0, reps = 0;
+  double min_ms = 0;
+  app.add_option("--budget", budget_s, "Time budget, e.g. 10m, 90s, 1h (default 10m; 100s with --quick)");
+  app.add_flag("--quick", quick, "Fast, coarser run (fewer variants kept by the screen, fewer repetitions)");
+  app.add_option("--ops", ops_s, "Ops (comma list, prefixes allowed: gelu,logit) or all");
+  app.add_option("--dtypes", dtypes_s, "Dtypes: f32,f16,bf16 (i32,i8 for SELU)");
+  app.add_option("--sizes", sizes_s, "Size buckets: 5-13, 1K-64M, 1K..64M, 64K,1M (bucket k holds [4^k, 4^(k+1)))");
+  app.add_option("--layouts", layouts_s, "contig,bcast (bcast only for ops that broadcast: gelu_bwd, softshrink_bwd)");
+  app.add_option("--gelu-modes", modes_s, "GELU formulas to tune: none (erf),tanh");
+  app.add_option("--out", out_path, "Table to write (default tiling/tables/<machine-id>.json)");
+  app.add_option("--log", log_path, "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl)");
+  app.add_flag("--fresh", fresh, "Start a new log instead of resuming (the old one is kept as .old)");
+  app.add_option("--accuracy", accuracy_path, "Accuracy results (default docs/accuracy.json)");
+  app.add_flag("--check-missing", check_missing, "Run the accuracy check now for variants absent from the results");
+  app.add_flag("--no-accuracy-gate", no_gate, "Experiments only: let every variant compete, accurate or not");
+  app.add_option("--backend", backend_name, "Measurement backend: cpu, atlas-model");
+  app.add_option("--soc", soc_path, "SoC description for --backend atlas-model (tiling/ascend/soc/ascend910b.json)");
+  app.add_option("--seed", seed, "Seed of the shuffled measurement order");
+  app.add_option("--threads", threads, "Most threads to try (default: all cores)");
+  app.add_option("--min-ms", min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
+  app.add_option("--verify", verify_path, "Re-measure TABLE's choices against the default and print the speed-ups");
+  app.add_option("--reps", reps, "Samples per side in --verify (default 9; 5 with --quick)");
+  app.add_flag("--plain", plain, "Plain progress lines even on a terminal");
+  app.add_flag("--dry-run", dry_run, "Print the cells and candidate counts, measure nothing");
+  CLI11_PARSE(app, argc, argv);
+
+  TuneConfig cfg = TuneConfig::Defaults(quick);
+  std::string err;
+  if (!budget_s.empty() && !ParseDuration(budget_s, &cfg.budget_sec)) {
+    std::fprintf(stderr, "actgrad-tune: cannot read --budget \"%s\" (e.g. 10m, 90s, 1h)\n", budget_s.c_str());
+    return 2;
+  }
+  if (!ParseOps(ops_s, &cfg.ops, &err) || !ParseDTypes(dtypes_s, &cfg.dtypes, &err) ||
+      !ParseSizes(sizes_s, &cfg.buckets, &err)) {
+    std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+    return 2;
+  }
+  cfg.layouts = Split(layouts_s);
+  for (const auto& l : cfg.layouts)
+    if (l != "contig" && l != "bcast") {
+      std::fprintf(stderr, "actgrad-tune: unknown layout \"%s\" (contig, bcast)\n", l.c_str());
+      return 2;
+    }
+  cfg.gelu_modes.clear();
+  for (const auto& m : Split(modes_s)) {
+    if (m == "none" || m == "erf") cfg.gelu_modes.push_back(GeluApprox::kNone);
+    else if (m == "tanh") cfg.gelu_modes.push_back(GeluApprox::kTanh);
+    else {
+      std::fprintf(stderr, "actgrad-tune: unknown GELU mode \"%s\" (none, tanh)\n", m.c_str());
+      return 2;
+    }
+  }
+  cfg.search.seed = seed;
+  if (min_ms > 0) cfg.search.min_seconds = min_ms / 1000.0;
+
+  // Accuracy gate (CPU backend: only variants that pass are candidates).
+  AccuracyGate gate;
+  if (backend_name == "cpu") {
+    if (no_gate) {
+      gate.AllowAll();
+      std::fprintf(stderr, "actgrad-tune: --no-accuracy-gate: every variant competes; do not ship this table\n");
+    } else {
+      if (accuracy_path.empty()) accuracy_path = FindDefault("docs/accuracy.json");
+      if (!gate.Load(accuracy_path, &err))
+        std::fprintf(stderr,
+                     "actgrad-tune: warning: no accuracy results (%s): only the default variants can be chosen "
+                     "(threads and tile are still tuned)\n",
+                     err.c_str());
+#ifdef ACTGRAD_TUNER_HAVE_ACCURACY_LIB
+      if (check_missing)
+        gate.SetChecker([](const Variant& v) { return actgrad::acc::CheckVariant(v).pass; });
+#else
+      if (check_missing) std::fprintf(stderr, "actgrad-tune: --check-missing needs the accuracy library; ignored\n");
+#endif
+    }
+  }
+
+  std::unique_ptr<Backend> backend = MakeBackend(backend_name, soc_path, &gate, threads, &err);
+  if (!backend) {
+    std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+    return 2;
+  }
+  auto progress = Progress::Make(stderr, plain);
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  // ---------------------------------------------------------------- verify
+  if (!verify_path.empty()) {
+    tables::Table table;
+    if (!tables::LoadTableFile(verify_path, &table, &err, backend->Name() == "cpu")) {
+      std::fprintf(stderr, "actgrad-tune: --verify: %s\n", err.c_str());
+      return 2;
+    }
+    if (table.backend != backend->Name()) {
+      std::fprintf(stderr, "actgrad-tune: --verify: the table is for backend \"%s\"; use --backend %s\n",
+                   table.backend.c_str(), table.backend.c_str());
+      return 2;
+    }
+    if (table.backend == "cpu" && table.machine_id != backend->MachineId())
+      std::fprintf(stderr, "actgrad-tune: note: the table was tuned on %s, this machine is %s\n",
+                   table.machine_id.c_str(), backend->MachineId().c_str());
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto rows = RunVerify(*backend, table, cfg, reps > 0 ? reps : (quick ? 5 : 9), *progress, &g_stop);
+      std::printf("# actgrad-tune --verify %s  (%s, %s, %s)\n", verify_path.c_str(), backend->MachineId().c_str(),
+                  NowUtc().c_str(),
+                  FormatDuration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()).c_str());
+      std::printf("%s", FormatVerify(rows).c_str());
+    } catch (const Interrupted&) {
+      std::fprintf(stderr, "actgrad-tune: interrupted\n");
+      return 130;
+    }
+    return 0;
+  }
+
+  // ---------------------------------------------------------------- tune
+  const std::string id = backend->MachineId();
+  if (out_path.empty())
+    out_path = fs::is_directory("tiling/tables") ? "tiling/tables/" + id + ".json" : id + ".json";
+  nlohmann::json header = cfg.ToJson();
+  header["backend"] = backend->Name();
+  header["machine_id"] = id;
+  if (backend_name == "cpu") header["accuracy_gate"] = no_gate ? "off" : gate.source();
+  if (log_path.empty()) {
+    char hash[20];
+    std::snprintf(hash, sizeof(hash), "%08llx", (unsigned long long)(HashKey(0, header.dump()) & 0xffffffffull));
+    log_path = "build/tune/" + id + "-" + backend->Name() + "-" + hash + ".log.jsonl";
+  }
+
+  if (dry_run) {
+    size_t total = 0;
+    for (const auto& c : PlanCells(cfg)) {
+      const auto cands = backend->Candidates(c.bucket);
+      std::set<std::string> vs;
+      for (const auto& x : cands) vs.insert(x.variant);
+      std::printf("%-36s n=%-10llu %4zu candidates (%3zu variants), default %s\n", c.key.c_str(),
+                  (unsigned long long)c.bucket.n, cands.size(), vs.size(), backend->Default(c.bucket).Key().c_str());
+      ++total;
+    }
+    std::printf("%zu cells; log %s; table %s\n", total, log_path.c_str(), out_path.c_str());
+    if (!gate.absent().empty())
+      std::printf("%zu supported variants are absent from %s (not candidates)\n", gate.absent().size(),
+                  gate.source().c_str());
+    return 0;
+  }
+
+  MeasurementLog log;
+  if (!log.Open(log_path, header, fresh, &err)) {
+    std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+    return 2;
+  }
+  if (log.torn_lines())
+    std::fprintf(stderr, "actgrad-tune: ignored %zu torn line(s) in %s (an interrupted write)\n", log.torn_lines(),
+                 log_path.c_str());
+  std::fprintf(stderr, "actgrad-tune: log %s%s\n", log_path.c_str(),
+               log.loaded() ? (" (resuming: " + std::to_string(log.loaded()) + " measurements)").c_str() : "");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  TuneResult res;
+  try {
+    res = RunTuning(*backend, log, cfg, *progress, &g_stop);
+  } catch (const Interrupted&) {
+    std::fprintf(stderr,
+                 "\nactgrad-tune: interrupted; %zu measurements are in %s. Run the same command again to resume.\n",
+                 log.loaded() + log.appended(), log_path.c_str());
+    return 130;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nactgrad-tune: failed: %s\n(the log %s keeps the measurements taken)\n", e.what(),
+                 log_path.c_str());
+    return 1;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!gate.absent().empty()) {
+    std::fprintf(stderr, "actgrad-tune: warning: %zu supported variants are absent from %s and were not candidates "
+                 "(stale results? rerun actgrad-accuracy, or pass --check-missing)\n",
+                 gate.absent().size(), gate.source().c_str());
+  }
+
+  res.table.provenance["git_commit"] = GitCommit();
+  res.table.provenance["date"] = NowUtc();
+  res.table.provenance["tool_version"] = kToolVersion;
+  res.table.provenance["wall_sec"] = std::round(wall * 10) / 10;
+  res.table.provenance["log"] = log_path;
+  res.table.provenance["command"] = [&] {
+    std::string c = "actgrad-tune";
+    for (int i = 1; i < argc; ++i) c += std::string(" ") + argv[i];
+    return c;
+  }();
+  if (backend_name == "cpu") {
+    res.table.provenance["accuracy_gate"] = no_gate ? "off" : gate.source();
+    res.table.provenance["accuracy_absent_variants"] = gate.absent().size();
+  }
+  if (fs::path(out_path).has_parent_path()) fs::create_directories(fs::path(out_path).parent_path());
+  if (!tables::SaveTableFile(out_path, res.table, &err)) {
+    std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+    return 1;
+  }
+  tables::Table check;
+  if (!tables::LoadTableFile(out_path, &check, &err, backend->Name() == "cpu")) {
+    std::fprintf(stderr, "actgrad-tune: the table written does not validate: %s\n", err.c_str());
+    return 1;
+  }
+
+  // Summary: speed-up of the choice over the default per op/dtype/layout.
+  std::map<std::string, std::vector<double>> sp;
+  std::vector<std::string> order;
+  for (const auto& c : res.cells) {
+    const std::string g = GroupKey(c.bucket) + " " + c.bucket.layout;
+    if (!sp.count(g)) order.push_back(g);
+    sp[g].push_back(c.incumbent.median / c.chosen.median);
+  }
+  std::printf("wrote %s (%zu entries) in %s wall time (%s of measurement; budget %s)\n", out_path.c_str(),
+              res.table.entries.size(), FormatDuration(wall).c_str(), FormatDuration(res.spent_sec).c_str(),
+              FormatDuration(cfg.budget_sec).c_str());
+  if (wall > cfg.budget_sec * 1.05)
+    std::printf("note: the run took longer than the budget (the minimal search of some cells overran its share)\n");
+  std::printf("geometric-mean speed-up over the default (tuning samples):\n");
+  for (const auto& g : order) std::printf("  %-32s %.2fx\n", g.c_str(), GeoMean(sp[g]));
+  for (const auto& n : res.notes) std::printf("note: %s\n", n.c_str());
+  std::printf("check it with: actgrad-tune --verify %s\n", out_path.c_str());
+  return 0;
+}

@@ -1,0 +1,116 @@
+// The tuner's search, independent of the measurement backend: successive
+// halving over a cell's candidates with interleaved, shuffled (seeded)
+// rounds, then a final interleaved round of the best few against the
+// incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
+// the challenger is faster with p < alpha and a median gain >= min_gain.
+//
+// Every sample goes through the measurement log: a sample whose (cell,
+// candidate, round, rep) is logged is replayed, not re-measured. All of the
+// search's decisions (including how it fits the budget) depend only on
+// sample values and logged costs, so a resumed run walks the same path.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tiling/tuner/backend.h"
+#include "tiling/tuner/log.h"
+
+namespace actgrad::tune {
+
+struct SearchOptions {
+  double min_seconds = 0.0015;  // wall time of one sample (the CPU backend loops the kernel)
+  int final_reps = 10;          // samples per finalist in the final round
+  int min_final_reps = 5;       // ... when the budget is short
+  int finalists = 3;            // candidates in the final round, the incumbent included
+  int max_base_reps = 2;        // samples per candidate in round 0 when the budget allows
+  double alpha = 0.05;          // significance level of the U test
+  double min_gain = 0.02;       // a challenger must also be this much faster (median)
+  uint64_t seed = 1;
+};
+
+// Samples of one candidate (ns per call at the bucket's n).
+struct CandidateStats {
+  Candidate cand;
+  std::vector<double> samples;
+  double median = 0;
+  double spread_pct = 0;
+};
+
+struct CellOutcome {
+  std::string cell;  // log key of the cell
+  Bucket bucket;
+  CandidateStats chosen;
+  CandidateStats incumbent;
+  std::optional<CandidateStats> runner_up;
+  bool challenger_won = false;
+  double p_value = 1.0;
+  std::string decision;
+  std::vector<std::string> ranking;  // candidate keys, best first (screening)
+  int candidates_total = 0;          // offered
+  int candidates_searched = 0;       // after fitting the budget
+  bool budget_cut = false;           // candidates or repetitions were cut to fit
+  int samples_measured = 0, samples_replayed = 0;
+  double cost_sec = 0;               // measurement time (logged) of the cell
+  double budget_sec = 0;             // what it was allowed
+};
+
+// Thrown when the stop flag is raised (Ctrl-C): the log keeps everything
+// measured so far.
+class Interrupted : public std::exception {
+ public:
+  const char* what() const noexcept override { return "interrupted"; }
+};
+
+class Search {
+ public:
+  Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop = nullptr);
+
+  // Tunes one cell. `cands` are in order of prior preference (simplest or
+  // most promising first); the incumbent is added when missing and is never
+  // eliminated before the final round.
+  CellOutcome RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                      const Candidate& incumbent, double budget_sec);
+
+  // Screening: successive halving without an incumbent, stopping once at
+  // most `keep` candidates survive; `ranking` orders all candidates.
+  CellOutcome RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
+                        double budget_sec);
+
+  // Virtual clock: the summed logged cost of every sample this Search used.
+  double spent() const { return spent_; }
+  int measured() const { return measured_; }
+  int replayed() const { return replayed_; }
+  const SearchOptions& options() const { return opts_; }
+
+  // Called after every sample (for progress displays).
+  std::function<void()> on_sample;
+
+ private:
+  struct Slot;
+  CellOutcome Run(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                  std::optional<Candidate> incumbent, int keep, double budget_sec);
+  double Sample(const std::string& cell, const Bucket& b, const Candidate& c, int round, int rep,
+                CellOutcome* out);
+
+  Backend& backend_;
+  MeasurementLog& log_;
+  SearchOptions opts_;
+  const std::atomic<bool>* stop_;
+  double spent_ = 0;
+  int measured_ = 0, replayed_ = 0;
+};
+
+// The log key of the final round (rounds of the halving count from 0).
+inline constexpr int kFinalRound = 100;
+
+// Deterministic shuffle (Fisher-Yates over a splitmix64 stream): the same
+// seed and key give the same order on every platform.
+uint64_t HashKey(uint64_t seed, const std::string& key);
+std::vector<size_t> SeededPermutation(size_t n, uint64_t seed);
+
+}  // namespace actgrad::tune

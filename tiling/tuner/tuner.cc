@@ -1,0 +1,426 @@
+#include "tiling/tuner/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "tiling/tuner/stats.h"
+
+namespace actgrad::tune {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string ModeName(GeluApprox m) { return m == GeluApprox::kTanh ? "tanh" : "none"; }
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string SizeLabel(uint64_t n) {
+  if (n >= (uint64_t(1) << 20) && n % (uint64_t(1) << 20) == 0) return std::to_string(n >> 20) + "M";
+  if (n >= 1024 && n % 1024 == 0) return std::to_string(n >> 10) + "K";
+  return std::to_string(n);
+}
+
+std::string Short(const Candidate& c) {
+  return c.variant + " thr" + std::to_string(c.threads) + (c.tile ? " tile" + SizeLabel(uint64_t(c.tile)) : "");
+}
+
+}  // namespace
+
+TuneConfig TuneConfig::Defaults(bool quick) {
+  TuneConfig c;
+  c.quick = quick;
+  if (quick) {
+    c.budget_sec = 100;
+    c.screen_keep = 3;
+    c.search.min_seconds = 0.001;
+    c.search.final_reps = 6;
+    c.search.min_final_reps = 4;
+    c.search.max_base_reps = 1;
+  }
+  return c;
+}
+
+json TuneConfig::ToJson() const {
+  json j;
+  std::vector<std::string> o, d, m;
+  for (Op op : ops) o.emplace_back(OpName(op));
+  for (DType t : dtypes) d.emplace_back(DTypeName(t));
+  for (GeluApprox g : gelu_modes) m.push_back(ModeName(g));
+  j["ops"] = o;
+  j["dtypes"] = d;
+  j["buckets"] = buckets;
+  j["layouts"] = layouts;
+  j["gelu_modes"] = m;
+  j["budget_sec"] = budget_sec;
+  j["quick"] = quick;
+  j["max_n"] = max_n;
+  j["screen_keep"] = screen_keep;
+  j["screen_buckets"] = screen_buckets;
+  j["overhead_share"] = overhead_share;
+  j["screen_share"] = screen_share;
+  j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
+                 {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
+                 {"max_base_reps", search.max_base_reps}, {"alpha", search.alpha},
+                 {"min_gain", search.min_gain}, {"seed", search.seed}};
+  return j;
+}
+
+uint64_t RepresentativeN(int k, uint64_t max_n) {
+  const uint64_t lo = uint64_t(1) << (2 * k);
+  return std::max(lo, std::min(2 * lo, max_n));
+}
+
+std::string GroupKey(const Bucket& b) {
+  return std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
+         (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
+}
+
+std::string CellKey(const Bucket& b) { return GroupKey(b) + "/" + b.layout + "/k" + std::to_string(b.bucket); }
+
+bool OpHasBcast(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
+bool OpHasDType(Op op, DType t) { return IsFloat(t) || op == Op::kSeluBwd; }
+
+std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
+  std::vector<CellSpec> cells;
+  for (Op op : cfg.ops)
+    for (DType t : cfg.dtypes) {
+      if (!OpHasDType(op, t)) continue;
+      std::vector<GeluApprox> modes = {GeluApprox::kNone};
+      if (op == Op::kGeluBwd) modes = cfg.gelu_modes;
+      for (GeluApprox m : modes)
+        for (const std::string& layout : cfg.layouts) {
+          if (layout == "bcast" && !OpHasBcast(op)) continue;
+          for (int k : cfg.buckets) {
+            CellSpec c;
+            c.bucket = Bucket{op, t, layout, k, RepresentativeN(k, cfg.max_n), m};
+            c.key = CellKey(c.bucket);
+            c.group = GroupKey(c.bucket);
+            c.weight = 2.0 + double(c.bucket.n) / double(1 << 20);
+            cells.push_back(std::move(c));
+          }
+        }
+    }
+  return cells;
+}
+
+tables::Entry ToEntry(const CellOutcome& o) {
+  tables::Entry e;
+  e.op = o.bucket.op;
+  e.dtype = o.bucket.dtype;
+  e.mode = o.bucket.op == Op::kGeluBwd ? o.bucket.mode : GeluApprox::kNone;
+  tables::ParseLayout(o.bucket.layout, &e.layout);
+  e.bucket = o.bucket.bucket;
+  e.variant = o.chosen.cand.variant;
+  e.tile = o.chosen.cand.tile;
+  e.threads = o.chosen.cand.threads;
+  e.median_ns = std::round(o.chosen.median * 10) / 10;
+  e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
+  if (o.runner_up) {
+    json r{{"variant", o.runner_up->cand.variant},
+           {"tile", o.runner_up->cand.tile},
+           {"threads", o.runner_up->cand.threads},
+           {"median_ns", std::round(o.runner_up->median * 10) / 10}};
+    if (!o.runner_up->cand.extra.empty()) r["extra"] = o.runner_up->cand.extra;
+    e.runner_up = r;
+  }
+  json extra = o.chosen.cand.extra.is_object() ? o.chosen.cand.extra : json::object();
+  extra["tuning"] = {{"n", o.bucket.n},
+                     {"default", {{"variant", o.incumbent.cand.variant},
+                                  {"tile", o.incumbent.cand.tile},
+                                  {"threads", o.incumbent.cand.threads},
+                                  {"median_ns", std::round(o.incumbent.median * 10) / 10}}},
+                     {"speedup_vs_default", std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
+                     {"p_value", std::round(o.p_value * 1e4) / 1e4},
+                     {"decision", o.decision},
+                     {"candidates", o.candidates_searched},
+                     {"candidates_offered", o.candidates_total},
+                     {"budget_cut", o.budget_cut}};
+  e.extra = extra;
+  return e;
+}
+
+TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
+                     const std::atomic<bool>* stop) {
+  TuneResult res;
+  const std::vector<CellSpec> cells = PlanCells(cfg);
+  std::vector<std::string> groups;
+  for (const auto& c : cells)
+    if (groups.empty() || groups.back() != c.group) groups.push_back(c.group);
+  const bool det = be.Deterministic();
+  const double B = cfg.budget_sec * (1.0 - cfg.overhead_share);
+  const double screen_per_group = det || groups.empty() ? 0.0 : B * cfg.screen_share / double(groups.size());
+  double total_weight = 0;
+  for (const auto& c : cells) total_weight += c.weight;
+  // Static plan, for progress only: each screen and cell's share of B.
+  const double cell_pool = B - screen_per_group * double(groups.size());
+
+  Search search(be, log, cfg.search, stop);
+  double done_plan = 0, cur_plan = 0, cur_allow = 1, cur_start = 0;
+  std::string cur_what;
+  search.on_sample = [&] {
+    const double f = std::min(1.0, (search.spent() - cur_start) / std::max(cur_allow, 1e-9));
+    progress.Update(done_plan + f * cur_plan, cur_what);
+  };
+  progress.Begin("actgrad-tune: backend " + be.Name() + ", " + std::to_string(cells.size()) + " cells in " +
+                     std::to_string(groups.size()) + " groups, budget " + FormatDuration(cfg.budget_sec) +
+                     (cfg.quick ? " (quick)" : "") + (log.loaded() ? ", resuming: " + std::to_string(log.loaded()) +
+                                                                          " logged measurements" : ""),
+                 B);
+
+  size_t ci = 0;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    std::vector<const CellSpec*> gcells;
+    for (const auto& c : cells)
+      if (c.group == groups[gi]) gcells.push_back(&c);
+    const Bucket& g0 = gcells.front()->bucket;
+
+    // --- screening: one candidate per variant at a mid and a large size ---
+    std::vector<std::pair<int, std::vector<std::string>>> screens;  // (bucket, variants best first)
+    bool screened = false;
+    if (!det) {
+      std::vector<int> sb;
+      for (int s : cfg.screen_buckets) {
+        int best = cfg.buckets.front();
+        for (int k : cfg.buckets)
+          if (std::abs(k - s) < std::abs(best - s)) best = k;
+        if (std::find(sb.begin(), sb.end(), best) == sb.end()) sb.push_back(best);
+      }
+      for (int k : sb) {
+        Bucket b{g0.op, g0.dtype, "contig", k, RepresentativeN(k, cfg.max_n), g0.mode};
+        std::vector<Candidate> firsts;
+        std::set<std::string> seen;
+        for (auto& c : be.Candidates(b))
+          if (seen.insert(c.variant).second) firsts.push_back(c);
+        std::vector<std::string> order;
+        if (int(firsts.size()) > cfg.screen_keep) {
+          cur_plan = screen_per_group / double(sb.size());
+          cur_allow = cur_plan;
+          cur_start = search.spent();
+          cur_what = "screen " + GroupKey(b) + " k" + std::to_string(k);
+          const CellOutcome o =
+              search.RunScreen("screen/" + GroupKey(b) + "/k" + std::to_string(k), b, firsts, cfg.screen_keep, cur_plan);
+          done_plan += cur_plan;
+          std::map<std::string, std::string> var_of;
+          for (const auto& c : firsts) var_of[c.Key()] = c.variant;
+          for (const auto& key : o.ranking) order.push_back(var_of[key]);
+          for (const auto& c : firsts)  // cut by the budget: after the ranked ones
+            if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
+          screened = true;
+          std::string top;
+          for (int i = 0; i < std::min<int>(cfg.screen_keep, int(order.size())); ++i) top += (i ? ", " : "") + order[size_t(i)];
+          progress.Line("screen " + GroupKey(b) + " k" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
+                        " variants -> " + top + (o.budget_cut ? " (budget cut)" : ""));
+        } else {
+          for (const auto& c : firsts) order.push_back(c.variant);
+        }
+        screens.push_back({k, order});
+      }
+    }
+    // rank of a variant for bucket k: its place in the nearest screen's top,
+    // else after them by the other screens; unranked variants are dropped.
+    auto rank_for = [&](int k, const std::string& variant) -> int {
+      if (screens.empty()) return 0;
+      std::vector<size_t> idx(screens.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        return std::abs(screens[a].first - k) < std::abs(screens[b].first - k);
+      });
+      int base = 0;
+      for (size_t i : idx) {
+        const auto& order = screens[i].second;
+        const int top = screened ? std::min<int>(cfg.screen_keep, int(order.size())) : int(order.size());
+        for (int r = 0; r < top; ++r)
+          if (order[size_t(r)] == variant) return base + r;
+        base += top;
+      }
+      return -1;
+    };
+
+    // --- the cells of the group ---
+    for (const CellSpec* cs : gcells) {
+      ++ci;
+      const Bucket& b = cs->bucket;
+      double later_weight = 0;
+      for (size_t j = ci - 1; j < cells.size(); ++j) later_weight += cells[j].weight;
+      const double reserve = screen_per_group * double(groups.size() - gi - 1);
+      const double allowance = std::max(0.0, B - search.spent() - reserve) * cs->weight / later_weight;
+      cur_plan = cell_pool * cs->weight / total_weight;
+      cur_allow = allowance;
+      cur_start = search.spent();
+      cur_what = cs->key;
+      try {
+        const Candidate inc = be.Default(b);
+        std::vector<Candidate> all = be.Candidates(b);
+        std::vector<std::pair<int, Candidate>> ranked;
+        for (auto& c : all) {
+          int r = rank_for(b.bucket, c.variant);
+          if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
+          if (r >= 0) ranked.push_back({r, std::move(c)});
+        }
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
+        std::vector<Candidate> cands;
+        for (auto& [r, c] : ranked) cands.push_back(std::move(c));
+        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance);
+        res.budget_cut_cells += o.budget_cut;
+        progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
+                      Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
+                      " vs default  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
+                      std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
+                      (o.budget_cut ? ", budget cut" : "") + "]");
+        res.table.entries.push_back(ToEntry(o));
+        res.cells.push_back(std::move(o));
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const std::exception& e) {
+        res.notes.push_back(cs->key + ": skipped: " + e.what());
+        progress.Line(cs->key + ": skipped: " + e.what());
+      }
+      done_plan += cur_plan;
+    }
+  }
+
+  res.spent_sec = search.spent();
+  res.measured = search.measured();
+  res.replayed = search.replayed();
+  res.table.machine_id = be.MachineId();
+  res.table.backend = be.Name();
+  json prov = be.Provenance();
+  prov["tool_version"] = kToolVersion;
+  prov["backend"] = be.Name();
+  prov["budget_sec"] = cfg.budget_sec;
+  prov["quick"] = cfg.quick;
+  prov["tuning"] = {{"cells", cells.size()},
+                    {"entries", res.table.entries.size()},
+                    {"measurements", res.measured + res.replayed},
+                    {"measurement_sec", std::round(res.spent_sec * 10) / 10},
+                    {"budget_cut_cells", res.budget_cut_cells},
+                    {"seed", cfg.search.seed},
+                    {"notes", res.notes}};
+  res.table.provenance = prov;
+  progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
+               " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
+               FormatDuration(res.spent_sec) + " of measurement" +
+               (res.budget_cut_cells ? ", " + std::to_string(res.budget_cut_cells) + " cells cut to fit the budget"
+                                     : ""));
+  return res;
+}
+
+std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const TuneConfig& cfg, int reps,
+                                 Progress& progress, const std::atomic<bool>* stop) {
+  std::vector<VerifyRow> rows;
+  std::vector<const tables::Entry*> todo;
+  for (const auto& e : table.entries) {
+    if (std::find(cfg.ops.begin(), cfg.ops.end(), e.op) == cfg.ops.end()) continue;
+    if (std::find(cfg.dtypes.begin(), cfg.dtypes.end(), e.dtype) == cfg.dtypes.end()) continue;
+    if (std::find(cfg.buckets.begin(), cfg.buckets.end(), e.bucket) == cfg.buckets.end()) continue;
+    if (std::find(cfg.layouts.begin(), cfg.layouts.end(), std::string(tables::LayoutName(e.layout))) ==
+        cfg.layouts.end())
+      continue;
+    if (e.op == Op::kGeluBwd &&
+        std::find(cfg.gelu_modes.begin(), cfg.gelu_modes.end(), e.mode) == cfg.gelu_modes.end())
+      continue;
+    todo.push_back(&e);
+  }
+  progress.Begin("actgrad-tune --verify: " + std::to_string(todo.size()) + " entries, " + std::to_string(reps) +
+                     " interleaved samples each of the table's choice and the default",
+                 double(todo.size()));
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const tables::Entry& e = *todo[i];
+    VerifyRow row;
+    row.bucket = Bucket{e.op, e.dtype, tables::LayoutName(e.layout), e.bucket, RepresentativeN(e.bucket, cfg.max_n),
+                        e.mode};
+    row.entry.variant = e.variant;
+    row.entry.tile = e.tile;
+    row.entry.threads = e.threads;
+    if (e.extra.is_object())
+      for (auto it = e.extra.begin(); it != e.extra.end(); ++it)
+        if (it.key() != "tuning") row.entry.extra[it.key()] = it.value();
+    progress.Update(double(i), CellKey(row.bucket));
+    try {
+      row.def = be.Default(row.bucket);
+      row.same = row.def.Key() == row.entry.Key();
+      std::vector<double> a, d;
+      const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.bucket));
+      const auto order = SeededPermutation(size_t(2 * reps), seed);
+      for (size_t k : order) {
+        if (stop && stop->load()) throw Interrupted();
+        const bool entry = k % 2 == 0;
+        if (row.same && !entry) continue;
+        const auto s = be.Measure(row.bucket, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
+        (entry ? a : d).push_back(s.at(0));
+      }
+      row.entry_ns = Median(a);
+      row.def_ns = row.same ? row.entry_ns : Median(d);
+      row.speedup = row.def_ns / row.entry_ns;
+      row.p_value = row.same ? 1.0 : MannWhitneyLessP(a, d);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& ex) {
+      row.note = ex.what();
+    }
+    progress.Line(CellKey(row.bucket) + ": x" + Fmt("%.2f", row.speedup) + (row.note.empty() ? "" : "  " + row.note));
+    rows.push_back(std::move(row));
+  }
+  progress.End("");
+  return rows;
+}
+
+std::string FormatVerify(const std::vector<VerifyRow>& rows) {
+  std::ostringstream o;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5s %7s %11s %11s %8s\n", "cell", "n", "table's choice", "thr",
+                "tile", "table ns", "default ns", "speedup");
+  o << line;
+  std::map<std::string, std::vector<double>> by_group, by_group_layout;
+  std::vector<std::string> order, order_l;
+  for (const auto& r : rows) {
+    if (!r.note.empty()) {
+      o << CellKey(r.bucket) << ": not measured: " << r.note << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %11.4g %11.4g %7.2fx%s\n", CellKey(r.bucket).c_str(),
+                  SizeLabel(r.bucket.n).c_str(), r.entry.variant.c_str(), r.entry.threads,
+                  r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "even", r.entry_ns, r.def_ns, r.speedup,
+                  r.same ? " (default)" : (r.p_value < 0.05 ? "" : " (n.s.)"));
+    o << line;
+    const std::string g = std::string(OpName(r.bucket.op)) + " " + std::string(DTypeName(r.bucket.dtype)) +
+                          (r.bucket.op == Op::kGeluBwd ? " " + ModeName(r.bucket.mode) : "");
+    const std::string gl = g + " " + r.bucket.layout;
+    if (!by_group.count(g)) order.push_back(g);
+    if (!by_group_layout.count(gl)) order_l.push_back(gl);
+    by_group[g].push_back(r.speedup);
+    by_group_layout[gl].push_back(r.speedup);
+  }
+  o << "\ngeometric mean speed-up over the default, per op/dtype and layout:\n";
+  for (const auto& g : order_l) {
+    const auto& v = by_group_layout[g];
+    std::snprintf(line, sizeof(line), "  %-30s %6.2fx  (%zu buckets, min %.2fx, max %.2fx)\n", g.c_str(), GeoMean(v),
+                  v.size(), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+    o << line;
+  }
+  o << "per op/dtype (all layouts):\n";
+  std::vector<double> all;
+  for (const auto& g : order) {
+    const auto& v = by_group[g];
+    all.insert(all.end(), v.begin(), v.end());
+    std::snprintf(line, sizeof(line), "  %-30s %6.2fx\n", g.c_str(), GeoMean(v));
+    o << line;
+  }
+  if (!all.empty()) {
+    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries\n", GeoMean(all), all.size());
+    o << line;
+  }
+  return o.str();
+}
+
+}  // namespace actgrad::tune

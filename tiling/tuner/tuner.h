@@ -1,0 +1,90 @@
+// The tuning run: which cells, how the budget is split, screening, the
+// per-cell search, the table; and --verify. Backend-independent.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "actgrad/types.h"
+#include "tiling/table.h"
+#include "tiling/tuner/backend.h"
+#include "tiling/tuner/log.h"
+#include "tiling/tuner/progress.h"
+#include "tiling/tuner/search.h"
+
+namespace actgrad::tune {
+
+inline constexpr const char* kToolVersion = "0.1.0";
+
+struct TuneConfig {
+  std::vector<Op> ops = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+  std::vector<int> buckets = {5, 6, 7, 8, 9, 10, 11, 12, 13};
+  std::vector<std::string> layouts = {"contig", "bcast"};
+  std::vector<GeluApprox> gelu_modes = {GeluApprox::kNone, GeluApprox::kTanh};
+  double budget_sec = 600;
+  bool quick = false;
+  uint64_t max_n = uint64_t(1) << 26;  // largest n measured (bucket 13 is measured at 64M)
+  int screen_keep = 6;                 // variants kept per screening size
+  std::vector<int> screen_buckets = {8, 11};
+  double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
+  double screen_share = 0.10;    // of the measurement budget, for screening
+  SearchOptions search;
+
+  static TuneConfig Defaults(bool quick);
+  // Everything that changes the search path (the log header compares it).
+  nlohmann::json ToJson() const;
+};
+
+struct CellSpec {
+  Bucket bucket;
+  std::string key;
+  std::string group;  // op/dtype/mode
+  double weight = 1;
+};
+
+// n measured for bucket k: the geometric centre 2*4^k, at most max_n (and
+// at least 4^k).
+uint64_t RepresentativeN(int k, uint64_t max_n);
+std::string CellKey(const Bucket& b);
+std::string GroupKey(const Bucket& b);
+// The cells of a run, grouped by (op, dtype, GELU mode), layouts and sizes
+// ascending. bcast only for ops that broadcast; integer dtypes only for SELU.
+std::vector<CellSpec> PlanCells(const TuneConfig& cfg);
+bool OpHasBcast(Op op);
+bool OpHasDType(Op op, DType t);
+
+struct TuneResult {
+  tables::Table table;
+  std::vector<CellOutcome> cells;
+  std::vector<std::string> notes;  // skipped cells, failures
+  double spent_sec = 0;            // measurement time (logged), replayed included
+  int measured = 0, replayed = 0;
+  int budget_cut_cells = 0;
+};
+
+// Runs (or resumes) a tuning run. Throws Interrupted when *stop is raised.
+TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
+                     const std::atomic<bool>* stop = nullptr);
+
+tables::Entry ToEntry(const CellOutcome& o);
+
+struct VerifyRow {
+  Bucket bucket;
+  Candidate entry, def;
+  double entry_ns = 0, def_ns = 0, speedup = 1, p_value = 1;
+  bool same = false;  // the entry is the default choice
+  std::string note;
+};
+
+// Re-measures each entry of `table` (within cfg's ops/dtypes/buckets/layouts)
+// against the backend's default, interleaved, `reps` samples each.
+std::vector<VerifyRow> RunVerify(Backend& backend, const tables::Table& table, const TuneConfig& cfg, int reps,
+                                 Progress& progress, const std::atomic<bool>* stop = nullptr);
+// Per-bucket speed-ups and the geometric mean per op/dtype (and layout).
+std::string FormatVerify(const std::vector<VerifyRow>& rows);
+
+}  // namespace actgrad::tune

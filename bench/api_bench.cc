@@ -31,6 +31,13 @@
 #include "aclnnop/aclnn_softshrink_backward.h"
 #include "common/bench_common.h"
 
+// The name of the tiling table the library's dispatch uses, for the context.
+// Not part of the aclnn API: declared weak, so that a library that does not
+// export it still links (the context then says "unknown").
+namespace actgrad {
+__attribute__((weak)) std::string ActiveTableName();
+}  // namespace actgrad
+
 namespace ab = actgrad::bench;
 using actgrad::DType;
 using actgrad::Op;
@@ -87,19 +94,25 @@ double CallBytes(Layout l, DType dt, size_t n) {
   return 3.0 * es * static_cast<double>(n);
 }
 
-// Tensors, buffers and scalars of one case; cached across benchmarks.
+// Tensors and scalars of one case over the cached operands of (op, dtype, n)
+// (the same buffers as the variant and peer benchmarks: the strided view
+// reads the same n elements in another order, the broadcast self is the
+// first n/64 elements of x).
 struct Case {
   Op op;
   DType dt;
   Layout layout;
   size_t n;
-  ab::Buffer g, x, out;
+  std::shared_ptr<ab::Operands> ops;
   aclTensor* tg = nullptr;
   aclTensor* tx = nullptr;
   aclTensor* tout = nullptr;
   aclScalar* lambd = nullptr;
   float lambd_value = 0.5f;
   double eps = -1.0;
+  Case() = default;
+  Case(const Case&) = delete;
+  Case& operator=(const Case&) = delete;
   ~Case() {
     if (tg) aclDestroyTensor(tg);
     if (tx) aclDestroyTensor(tx);
@@ -108,30 +121,25 @@ struct Case {
   }
 };
 
-std::shared_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
-  auto c = std::make_shared<Case>();
+std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
+  auto c = std::make_unique<Case>();
   c->op = op;
   c->dt = dt;
   c->layout = layout;
   c->n = n;
-  const size_t es = actgrad::DTypeSize(dt);
+  c->ops = ab::GetOperands(op, dt, n);
+  void* g = c->ops->g.data();
+  void* x = c->ops->x.data();
+  void* out = c->ops->out.data();
   const aclDataType at = AclType(dt);
   const int64_t len = static_cast<int64_t>(n);
-  size_t x_elems = n;
-  if (layout == Layout::kBcast) x_elems = n / kBcastInner;
-  c->g = ab::Buffer(n * es);
-  c->x = ab::Buffer(x_elems * es);
-  c->out = ab::Buffer(n * es);
-  ab::FillG(op, dt, c->g.data(), n);
-  ab::FillX(op, dt, c->x.data(), x_elems);
-  std::memset(c->out.data(), 0, n * es);
   switch (layout) {
     case Layout::kContig: {
       const int64_t dims[1] = {len};
       const int64_t strides[1] = {1};
-      c->tg = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->g.data());
-      c->tx = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->x.data());
-      c->tout = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, c->out.data());
+      c->tg = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, g);
+      c->tx = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, x);
+      c->tout = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, out);
       break;
     }
     case Layout::kStrided: {
@@ -141,9 +149,9 @@ std::shared_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
       const int64_t storage[4] = {a, cc, b, d};
       const int64_t vstrides[4] = {cc * b * d, d, b * d, 1};
       const int64_t cstrides[4] = {b * cc * d, cc * d, d, 1};
-      c->tg = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, c->g.data());
-      c->tx = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, c->x.data());
-      c->tout = aclCreateTensor(view, 4, at, cstrides, 0, ACL_FORMAT_ND, view, 4, c->out.data());
+      c->tg = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, g);
+      c->tx = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, x);
+      c->tout = aclCreateTensor(view, 4, at, cstrides, 0, ACL_FORMAT_ND, view, 4, out);
       break;
     }
     case Layout::kBcast: {
@@ -152,24 +160,13 @@ std::shared_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
       const int64_t fstrides[2] = {kBcastInner, 1};
       const int64_t col[2] = {rows, 1};
       const int64_t cstrides[2] = {1, 1};
-      c->tg = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, c->g.data());
-      c->tx = aclCreateTensor(col, 2, at, cstrides, 0, ACL_FORMAT_ND, col, 2, c->x.data());
-      c->tout = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, c->out.data());
+      c->tg = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, g);
+      c->tx = aclCreateTensor(col, 2, at, cstrides, 0, ACL_FORMAT_ND, col, 2, x);
+      c->tout = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, out);
       break;
     }
   }
   c->lambd = aclCreateScalar(&c->lambd_value, ACL_FLOAT);
-  return c;
-}
-
-std::shared_ptr<Case> GetCase(Op op, DType dt, Layout layout, size_t n) {
-  const std::string key = std::string("api/") + std::string(actgrad::OpName(op)) + "/" +
-                          std::string(actgrad::DTypeName(dt)) + "/" + LayoutName(layout) + "/" + std::to_string(n);
-  if (auto p = ab::CacheGet(key)) return std::static_pointer_cast<Case>(p);
-  const size_t bytes = 3 * n * actgrad::DTypeSize(dt);
-  ab::CacheReserve(bytes);
-  auto c = MakeCase(op, dt, layout, n);
-  ab::CachePut(key, c, bytes);
   return c;
 }
 
@@ -227,7 +224,7 @@ bool CallOnce(const Case& c, std::string* why) {
 }
 
 void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Phase phase, size_t n, int t) {
-  auto c = GetCase(op, dt, layout, n);
+  auto c = MakeCase(op, dt, layout, n);
   omp_set_num_threads(t);
   std::string why;
   if (!CallOnce(*c, &why) || !CallOnce(*c, &why)) {  // warm-up (and a check)
@@ -344,7 +341,7 @@ int main(int argc, char** argv) {
   ab::RegisterPeerBenchmarks(sizes, threads);
 
   ab::ContextInfo info;
-  info.tiling_table = ab::LibraryTilingTable();
+  info.tiling_table = &actgrad::ActiveTableName != nullptr ? actgrad::ActiveTableName() : "unknown";
   info.variant_targets = "";
   info.peers = ab::PeerNames();
   info.binary = "actgrad-bench";

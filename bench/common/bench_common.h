@@ -53,7 +53,7 @@ std::vector<int> SweepThreads();
 // benchmark::Initialize sees them):
 //   --actgrad_sizes=1024,65536    sizes registered (default: PowerOf4Sizes + OddSizes)
 //   --actgrad_threads=1,2         thread counts registered (default: ThreadCounts())
-//   --actgrad_cache_mb=2048       operand cache budget
+//   --actgrad_cache_mb=4096       operand cache budget (MiB)
 //   --actgrad_limit_ms=15         length of one sample of the in-run limit
 //   --actgrad_chunk=0             per-thread chunk of the variant benchmarks (0 = even split)
 void ParseOwnFlags(int* argc, char** argv);
@@ -73,8 +73,10 @@ void RunRoof(Roof r, const float* a, const float* b, float* dst, size_t n, int t
 
 // ---------------------------------------------------------------- in-run limit
 // The bandwidth limit (bytes/s) of this run for n f32 elements and `threads`:
-// the best of stream_plain and stream_nt, each the median of several short
-// samples, measured once per (n, threads) at first use and then memoised.
+// the best of stream_plain and stream_nt, each the median of 7 short samples,
+// measured once per (n, threads) at first use and then memoised. For T > 1
+// threads it is the best over the thread counts t <= T of ThreadCounts()
+// (a T-thread budget may use one thread, and small n run best on one).
 double LimitBytesPerSecond(size_t n_f32, int threads);
 
 // Sets the counters of every benchmark from the wall-clock seconds of the

@@ -37,7 +37,7 @@ namespace {
 struct OwnFlags {
   std::vector<size_t> sizes;
   std::vector<int> threads;
-  size_t cache_mb = 2048;
+  size_t cache_mb = 4096;
   double limit_ms = 15.0;
   size_t chunk = 0;
 };
@@ -279,11 +279,19 @@ double LimitBytesPerSecond(size_t n, int threads) {
     auto it = memo.find({n, threads});
     if (it != memo.end()) return it->second;
   }
+  // A budget of T threads may use fewer: below some n one thread beats a
+  // team (the fork/join costs more than the work), and the library does not
+  // fork there either. The limit for T is the best over t <= T.
+  double best = 0;
+  if (threads > 1) {
+    for (int t : ThreadCounts())
+      if (t < threads) best = std::max(best, LimitBytesPerSecond(n, t));
+  }
   auto buf = GetRoofBuffers(n);
   const double ms = Flags().limit_ms;
   const double plain = MeasureRoof(Roof::kStreamPlain, *buf, n, threads, ms, 7);
   const double nt = MeasureRoof(Roof::kStreamNt, *buf, n, threads, ms, 7);
-  const double best = std::max(plain, nt);
+  best = std::max(best, std::max(plain, nt));
   std::lock_guard<std::mutex> lock(mu);
   memo[{n, threads}] = best;
   return best;

@@ -109,7 +109,7 @@ void AddContext(const ContextInfo& info) {
       "actgrad_limit_method",
       "pct_of_bandwidth = 100 * bytes_per_second / limit(n, threads); limit = max(stream_plain, stream_nt) "
       "bytes/s (2 reads + 1 write of n f32), each the median of 7 samples, measured once per (n, threads) "
-      "in this run; rates are against wall-clock time");
+      "in this run; for threads > 1 the best over thread counts <= threads; rates are against wall-clock time");
 }
 
 }  // namespace actgrad::bench

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -50,6 +52,7 @@ VariantAccuracy CheckVariant(const Variant& v, const AccuracyOptions& opt) {
 
   AccuracyChecker all(v.dtype), g1(v.dtype);
   std::string first_failure;
+  double worst = -1;
   for (const InputCase& c : inputs->cases) {
     OpParams p = c.params;
     p.gelu_approx = v.gelu_mode;
@@ -62,7 +65,17 @@ VariantAccuracy CheckVariant(const Variant& v, const AccuracyOptions& opt) {
       const double g = DecodeElement(v.dtype, c.g.data(), i);
       const double x = DecodeElement(v.dtype, c.x.data(), i);
       one.Add(o, c.ref[i], g, x);
-      if ((c.flags[i] & (kFlagG1 | kFlagSpecial)) == kFlagG1) g1.Add(o, c.ref[i], g, x);
+      if ((c.flags[i] & (kFlagG1 | kFlagSpecial)) == kFlagG1) {
+        g1.Add(o, c.ref[i], g, x);
+        const double e = ElementError(v.dtype, o, c.ref[i], g);
+        if (std::isfinite(e) && e > worst) {
+          worst = e;
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "%s%sx=%.9g: got %.9g, reference %.9g", c.label.c_str(),
+                        c.label.empty() ? "" : ": ", x, o, c.ref[i]);
+          r.g1_worst = buf;
+        }
+      }
     }
     const AccuracyReport rep = one.Report();
     if (first_failure.empty() && (rep.special_mismatch || rep.over_hard_bound) && !rep.first_failure.empty())

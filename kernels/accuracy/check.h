@@ -27,6 +27,7 @@ struct VariantAccuracy {
   bool pass = false;          // shippable: the spec's rule holds
   double claimed_max_err = 0; // the variant's own claim (0 = exact op)
   double g1_max_err = 0;      // rule metric with g = 1 on the non-special inputs
+  std::string g1_worst;       // where g1_max_err is reached: "x=... got ... reference ..."
   double claim_allowance = 0; // what g1_max_err is compared with (claim + output rounding)
   bool meets_claim = false;   // claim > 0: g1_max_err <= claim_allowance; claim == 0: pass
   double seconds = 0;         // wall time of the check

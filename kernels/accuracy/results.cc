@@ -116,6 +116,7 @@ json ToJson(const VariantAccuracy& r) {
   j["shippable"] = r.pass;
   j["claimed_max_err"] = Num(r.claimed_max_err);
   j["g1_max_err"] = Num(r.g1_max_err);
+  j["g1_worst"] = r.g1_worst;
   j["claim_allowance"] = Num(r.claim_allowance);
   j["meets_claim"] = r.meets_claim;
   j["special_mismatch"] = r.special_mismatch;
@@ -149,6 +150,25 @@ json ToJson(const AccuracyDocument& d) {
   return j;
 }
 
+std::string ToJsonText(const AccuracyDocument& d) {
+  const json top = ToJson(d);
+  std::string o = "{\n";
+  for (const char* key : {"schema", "version", "machine_id", "cpu_model", "isa_family", "date", "command",
+                          "tool_version", "fp32_count", "seed"})
+    o += std::string("  \"") + key + "\": " + top[key].dump() + ",\n";
+  const json& results = top["results"];
+  const json& not_run = top["not_run"];
+  auto list = [&o](const char* key, const json& arr, bool last) {
+    o += std::string("  \"") + key + "\": [";
+    for (size_t i = 0; i < arr.size(); ++i) o += (i ? ",\n    " : "\n    ") + arr[i].dump();
+    o += arr.empty() ? "]" : "\n  ]";
+    o += last ? "\n" : ",\n";
+  };
+  list("results", results, false);
+  list("not_run", not_run, true);
+  return o + "}\n";
+}
+
 static void ParseOpDType(const json& j, const std::string& where, VariantAccuracy* r) {
   const std::string op = Str(j, "op", where), dt = Str(j, "dtype", where);
   if (!ParseOp(op, &r->op)) Bad(where, "unknown op \"" + op + "\"");
@@ -177,6 +197,7 @@ VariantAccuracy VariantAccuracyFromJson(const json& j) {
   r.pass = Bool(j, "shippable", where);
   r.claimed_max_err = Dbl(j, "claimed_max_err", where, false);
   r.g1_max_err = Dbl(j, "g1_max_err", where, false);
+  r.g1_worst = Str(j, "g1_worst", where, false);
   r.claim_allowance = Dbl(j, "claim_allowance", where, false);
   r.meets_claim = j.contains("meets_claim") ? Bool(j, "meets_claim", where) : r.pass;
   r.special_mismatch = U64(j, "special_mismatch", where, false);
@@ -308,7 +329,7 @@ std::string ToMarkdown(const AccuracyDocument& d) {
     if (r.meets_claim || r.claimed_max_err <= 0) continue;
     ++nclaim;
     o << "- `" << r.variant << "`: claims " << Err(r.claimed_max_err) << ", measured " << Err(r.g1_max_err)
-      << " with g = 1 (allowed " << Err(r.claim_allowance) << ")\n";
+      << " with g = 1 (allowed " << Err(r.claim_allowance) << "), worst at " << r.g1_worst << "\n";
   }
   if (!nclaim) o << "None (exact variants are held to the rule).\n";
   o << "\n";

@@ -12,8 +12,9 @@
 //      "gelu_mode": "erf", "target": "avx3",
 //      "count": 4000123, "share": 1.0, "max_err": 1.2e-7, "max_ulp": 2.0,
 //      "shippable": true, "claimed_max_err": 2e-7, "g1_max_err": 1.1e-7,
+//      "g1_worst": "erf: x=-1.2345: got 0.1, reference 0.1000001",
 //      "claim_allowance": 2.6e-7, "meets_claim": true,
-//      "special_mismatch": 0, "over_hard_bound": 0, "first_failure": ""}
+//      "special_mismatch": 0, "over_hard_bound": 0, "first_failure": "", "seconds": 0.12}
 //   ],
 //   "not_run": [{"op": "...", "dtype": "...", "variant": "...", "target": "...",
 //                "reason": "not run (CPU lacks avx512fp16)"}]
@@ -50,6 +51,8 @@ struct AccuracyDocument {
 
 nlohmann::json ToJson(const VariantAccuracy& r);
 nlohmann::json ToJson(const AccuracyDocument& d);
+// The file text: the document with one result per line (diff-friendly).
+std::string ToJsonText(const AccuracyDocument& d);
 // Throws std::runtime_error with a message naming the bad field.
 VariantAccuracy VariantAccuracyFromJson(const nlohmann::json& j);
 AccuracyDocument AccuracyDocumentFromJson(const nlohmann::json& j);

@@ -115,9 +115,20 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_EQ(back.not_run[0].first_failure, "not run (CPU lacks avx512fp16)");
 }
 
+TEST(Results, FileTextIsTheSameDocument) {
+  const AccuracyDocument d = SampleDoc();
+  const std::string text = ToJsonText(d);
+  EXPECT_EQ(nlohmann::json::parse(text), ToJson(d));
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"actgrad-accuracy\",\n", 0), 0u) << text;
+  AccuracyDocument empty = d;
+  empty.results.clear();
+  empty.not_run.clear();
+  EXPECT_EQ(nlohmann::json::parse(ToJsonText(empty)), ToJson(empty));
+}
+
 TEST(Results, LoaderFindsShippableVariants) {
   const std::string path = TempPath("ok.json");
-  WriteFileAtomic(path, ToJson(SampleDoc()).dump(1));
+  WriteFileAtomic(path, ToJsonText(SampleDoc()));
   const AccuracyCache c = LoadAccuracyCache(path);
   EXPECT_TRUE(c.Shippable("gelu_bwd.f32.none.erf_as.u4.avx3"));
   EXPECT_FALSE(c.Shippable("logit_grad.f16.reg.rcp.u2.avx2"));             // failed

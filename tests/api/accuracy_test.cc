@@ -148,6 +148,7 @@ struct Case {
   std::string name;
   OpSpec spec;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::vector<Case> FloatCases() {
   std::vector<Case> c = {
@@ -218,6 +219,7 @@ struct HalfCase {
   Case c;
   DType t;
 };
+void PrintTo(const HalfCase& c, std::ostream* os) { *os << c.c.name << "_" << Name(c.t); }
 
 std::vector<HalfCase> HalfCases() {
   std::vector<HalfCase> v;
@@ -490,6 +492,7 @@ INSTANTIATE_TEST_SUITE_P(Accuracy, Edges, ::testing::Values(DType::kF32, DType::
 struct PromoCase {
   DType g, x, out;
 };
+void PrintTo(const PromoCase& c, std::ostream* os) { *os << Name(c.g) << "+" << Name(c.x) << "->" << Name(c.out); }
 
 class GeluPromotion : public ::testing::TestWithParam<PromoCase> {};
 

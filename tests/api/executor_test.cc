@@ -10,6 +10,7 @@ struct OpCase {
   std::string name;
   OpSpec spec;
 };
+void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<OpCase> Ops() {
   return {{"selu", Spec(Op::kSeluBwd)},     {"hardswish", Spec(Op::kHardswishBwd)},

@@ -43,6 +43,7 @@ struct OpType {
   OpSpec spec;
   DType t;
 };
+void PrintTo(const OpType& c, std::ostream* os) { *os << c.name; }
 
 std::vector<OpType> OpTypes() {
   std::vector<OpType> v;
@@ -148,10 +149,38 @@ TEST_P(Layout, EightDims) {
   EXPECT_TRUE(RunAndCheck(p.spec, g2, x2, o2));
 }
 
+// Strides as a CANN sample's CreateAclTensor computes them for a shape with a
+// zero dim: shape[i+1] * strides[i+1], so the dims before the zero get stride 0.
+TEST_P(Layout, EmptySampleStrides) {
+  const auto& p = GetParam();
+  for (const Dims& d : {Dims{3, 0, 4}, Dims{2, 0}, Dims{0, 5}}) {
+    Tensor g(p.t, d), x(p.t, d), o(p.t, d, ContiguousStrides(d), 0, {16});  // storage with room
+    const auto snap = o.Snapshot();
+    uint64_t ws = 123;
+    aclOpExecutor* ex = nullptr;
+    ScalarPtr holder;
+    ASSERT_EQ(GetWorkspace(p.spec, g, x, o, &ws, &ex, &holder), ACLNN_SUCCESS)
+        << "shape " << ::testing::PrintToString(d) << " strides " << ::testing::PrintToString(o.strides()) << ": "
+        << ErrMsg();
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(Execute(p.spec, nullptr, 0, ex, AclEnv::stream()), ACLNN_SUCCESS) << ErrMsg();
+    EXPECT_EQ(aclrtSynchronizeStream(AclEnv::stream()), ACL_SUCCESS);
+    EXPECT_TRUE(o.Unchanged(snap));
+  }
+}
+
+// Shapes with a zero dim and strides free of zeros.
+Dims NonZeroStrides(const Dims& d) {
+  Dims m = d;
+  for (auto& v : m) v = std::max<int64_t>(v, 1);
+  return ContiguousStrides(m);
+}
+
 TEST_P(Layout, Empty) {
   const auto& p = GetParam();
-  for (const Dims& d : {Dims{3, 0, 4}, Dims{0}, Dims{2, 0}}) {
-    Tensor g(p.t, d), x(p.t, d), o(p.t, d, ContiguousStrides(d), 0, {16});  // storage with room
+  for (const Dims& d : {Dims{3, 0, 4}, Dims{0}, Dims{2, 0}, Dims{1, 1, 0, 1, 1, 1, 1, 1}}) {
+    Tensor g(p.t, d, NonZeroStrides(d), 0, {16}), x(p.t, d, NonZeroStrides(d), 0, {16});
+    Tensor o(p.t, d, NonZeroStrides(d), 0, {16});  // storage with room
     const auto snap = o.Snapshot();
     uint64_t ws = 123;
     aclOpExecutor* ex = nullptr;
@@ -167,7 +196,7 @@ TEST_P(Layout, Empty) {
 TEST_P(Layout, EmptyWithNullData) {
   const auto& p = GetParam();
   const Dims d = {4, 0};
-  Tensor g(p.t, d), x(p.t, d), o(p.t, d);
+  Tensor g(p.t, d, {1, 1}, 0, {0}), x(p.t, d, {1, 1}, 0, {0}), o(p.t, d, {1, 1}, 0, {0});
   g.RecreateWithNullData();
   x.RecreateWithNullData();
   o.RecreateWithNullData();
@@ -249,6 +278,7 @@ struct BcastOp {
   OpSpec spec;
   DType t;
 };
+void PrintTo(const BcastOp& c, std::ostream* os) { *os << c.name; }
 
 std::vector<BcastOp> BcastOps() {
   std::vector<BcastOp> v;
@@ -291,7 +321,7 @@ TEST_P(Broadcast, StridedInputsAndOutput) {
 
 TEST_P(Broadcast, EmptyBroadcast) {
   const auto& p = GetParam();
-  Tensor g(p.t, {0, 1}), x(p.t, {1, 5}), o(p.t, {0, 5}, {5, 1}, 0, {8});
+  Tensor g(p.t, {0, 1}, {1, 1}, 0, {1}), x(p.t, {1, 5}), o(p.t, {0, 5}, {5, 1}, 0, {8});
   const auto snap = o.Snapshot();
   const RunResult r = RunOp(p.spec, g, x, o);
   EXPECT_TRUE(IsOk(r));

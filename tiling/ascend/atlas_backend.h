@@ -49,3 +49,10 @@ nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, co
                          const std::string& git_commit = "");
 
 }  // namespace actgrad::ascend
+
+#ifdef ACTGRAD_HAVE_CANN
+namespace actgrad::ascend {
+// UNTESTED (needs CANN and a device): times candidates on NPU `device` with ACL events.
+std::unique_ptr<actgrad::tune::Backend> MakeAtlasDeviceBackend(const std::string& soc_json_path, int device);
+}  // namespace actgrad::ascend
+#endif

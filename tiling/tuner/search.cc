@@ -179,7 +179,7 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
     return v;
   };
 
-  std::vector<int> challengers(size_t(nc));
+  std::vector<int> challengers(static_cast<size_t>(nc));
   std::iota(challengers.begin(), challengers.end(), first_challenger);
   std::vector<std::vector<int>> eliminated;  // per round, best first
 

@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     if (!json_path.empty()) {
-      WriteFileAtomic(json_path, ToJson(doc).dump(1) + "\n");
+      WriteFileAtomic(json_path, ToJsonText(doc));
       std::printf("wrote %s\n", json_path.c_str());
     }
     if (!md_path.empty()) {

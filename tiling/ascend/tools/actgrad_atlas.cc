@@ -136,7 +136,8 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
                               {"mte2_busy_ns", r.mte2_busy_ns},
                               {"v_busy_ns", r.v_busy_ns},
                               {"mte3_busy_ns", r.mte3_busy_ns}};
-          for (auto& [k, val] : StatsCounters(r.slowest).items()) b["slowest_core_" + k] = val;
+          const nlohmann::json counters = StatsCounters(r.slowest);
+          for (auto it = counters.begin(); it != counters.end(); ++it) b["slowest_core_" + it.key()] = it.value();
           benches.push_back(b);
         }
       }

@@ -1,0 +1,276 @@
+// The table fallback chain and that the dispatch runs what the table names:
+// ReloadTilingTable with machine/ISA overrides, ACTGRAD_TILING_TABLE with
+// good and bad files, ChooseKernel and real aclnn calls.
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_gelu_backward.h"
+#include "tiling/compiled_tables.h"
+#include "tiling/dispatch.h"
+#include "tiling/machine.h"
+#include "tiling/table.h"
+#include "variants/variant.h"
+
+namespace actgrad {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+class Dispatch : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("ACTGRAD_TILING_TABLE"); }
+  void TearDown() override {
+    unsetenv("ACTGRAD_TILING_TABLE");
+    ReloadTilingTable();
+    for (const auto& p : files_) fs::remove(p);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string p =
+        (fs::temp_directory_path() / ("actgrad_dispatch_" + std::to_string(getpid()) + "_" + name)).string();
+    std::ofstream(p, std::ios::trunc) << text;
+    files_.push_back(p);
+    return p;
+  }
+  std::vector<std::string> files_;
+};
+
+json TableJson(const std::vector<json>& entries, const std::string& machine = "test-machine") {
+  return json{{"schema", "actgrad-tiling-table"},
+              {"version", 1},
+              {"machine_id", machine},
+              {"backend", "cpu"},
+              {"provenance", {{"isa_family", "test"}}},
+              {"entries", entries}};
+}
+
+json EntryJson(const Variant& v, const char* layout, int bucket, int threads, int64_t tile) {
+  json e{{"op", std::string(OpName(v.op))}, {"dtype", std::string(DTypeName(v.dtype))}, {"layout", layout},
+         {"bucket", bucket}, {"variant", v.name}, {"tile", tile}, {"threads", threads}, {"median_ns", 1.0},
+         {"spread_pct", 0.0}};
+  if (v.op == Op::kGeluBwd) e["gelu_approx"] = v.gelu_mode == GeluApprox::kTanh ? "tanh" : "none";
+  return e;
+}
+
+const Variant* ScalarGelu() {
+  for (const Variant& v : Variants())
+    if (v.op == Op::kGeluBwd && v.dtype == DType::kF32 && v.gelu_mode == GeluApprox::kNone &&
+        v.target == "scalar" && v.supported)
+      return &v;
+  return nullptr;
+}
+
+std::vector<float> RunOn(const Variant& v, const std::vector<float>& g, const std::vector<float>& x) {
+  std::vector<float> out(g.size());
+  KernelArgs a{g.data(), x.data(), out.data(), g.size(), OpParams{}, 0};
+  RunVariant(v, a, 1, 0);
+  return out;
+}
+
+TEST_F(Dispatch, FallbackChainOverCompiledTables) {
+  ASSERT_GE(tables::kNumCompiledTables, 1u);
+  bool has_default = false;
+  size_t default_entries = 0;
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
+    const auto& t = tables::kCompiledTables[i];
+    if (std::string(t.machine_id) == "default") has_default = true, default_entries = t.count;
+    ReloadTilingTable(t.machine_id, "no-such-isa");
+    EXPECT_EQ(ActiveTable().machine_id, t.machine_id);
+    EXPECT_EQ(ActiveTable().reason, "exact machine id");
+    EXPECT_EQ(ActiveTable().source, std::string("compiled:") + t.source);
+    if (std::string(t.machine_id) != "default" && *t.isa_family) {
+      ReloadTilingTable("no-such-machine", t.isa_family);
+      EXPECT_EQ(ActiveTable().reason, std::string("ISA family ") + t.isa_family);
+      bool same_family = false;
+      for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
+        same_family |= ActiveTable().machine_id == tables::kCompiledTables[j].machine_id &&
+                       std::string(tables::kCompiledTables[j].isa_family) == t.isa_family;
+      EXPECT_TRUE(same_family);
+    }
+  }
+  EXPECT_TRUE(has_default);
+  ReloadTilingTable("no-such-machine", "no-such-isa");
+  EXPECT_EQ(ActiveTable().machine_id, "default");
+  EXPECT_EQ(ActiveTable().reason, "portable default");
+  if (default_entries == 0) {  // without entries every choice is the untuned default
+    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);
+    const KernelChoice d = DefaultChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000);
+    EXPECT_EQ(c.variant, d.variant);
+    EXPECT_EQ(c.threads, d.threads);
+    EXPECT_FALSE(c.from_table);
+  }
+  // This machine: its own table if compiled in, else its ISA family's, else the default.
+  ReloadTilingTable();
+  bool own = false;
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) own |= MachineId() == tables::kCompiledTables[i].machine_id;
+  if (own) EXPECT_EQ(ActiveTable().reason, "exact machine id");
+}
+
+TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
+  ASSERT_NE(other, nullptr);
+  const std::string path = Write("good.json", TableJson({EntryJson(*scalar, "contig", 8, 1, 0),
+                                                         EntryJson(*other, "contig", 9, 2, 8192),
+                                                         EntryJson(*scalar, "bcast", 7, 1, 0)})
+                                                  .dump(2));
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+  ReloadTilingTable();
+  EXPECT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+  EXPECT_EQ(ActiveTable().source, "env:" + path);
+  EXPECT_EQ(ActiveTable().machine_id, "test-machine");
+  EXPECT_EQ(ActiveTable().entries, 3u);
+  EXPECT_NE(ActiveTableName().find("test-machine"), std::string::npos);
+
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);  // bucket 8
+  EXPECT_EQ(c.variant, scalar);
+  EXPECT_TRUE(c.from_table);
+  EXPECT_EQ(c.threads, 1);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // bucket 9
+  EXPECT_EQ(c.variant, other);
+  EXPECT_EQ(c.threads, std::min(2, omp_get_max_threads()));
+  EXPECT_EQ(c.chunk, 8192u);
+  // Broadcast has its own entries.
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, true);  // bucket 7
+  EXPECT_EQ(c.variant, scalar);
+  // The tanh formula has no entry: the default for it.
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, 100000, false);
+  EXPECT_EQ(c.variant, DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh));
+}
+
+// The aclnn API computes with the variant the table names: pick a variant
+// whose results differ bitwise from the default's on these inputs, name it in
+// the table, and compare what aclnnGeluBackward writes.
+TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
+  const size_t n = 4096;  // bucket 6
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 2.f);
+  std::vector<float> g(n), x(n);
+  for (size_t i = 0; i < n; ++i) g[i] = nd(rng), x[i] = nd(rng);
+  const Variant* def = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
+  const std::vector<float> ref = RunOn(*def, g, x);
+  const Variant* pick = nullptr;
+  std::vector<float> expect;
+  for (const Variant& v : Variants()) {
+    if (v.op != Op::kGeluBwd || v.dtype != DType::kF32 || v.gelu_mode != GeluApprox::kNone || !v.supported ||
+        &v == def)
+      continue;
+    auto out = RunOn(v, g, x);
+    if (std::memcmp(out.data(), ref.data(), n * 4) != 0) {
+      pick = &v;
+      expect = std::move(out);
+      break;
+    }
+  }
+  if (!pick) GTEST_SKIP() << "every GELU f32 variant gives the default's bits on these inputs";
+  const std::string path = Write("pick.json", TableJson({EntryJson(*pick, "contig", 6, 1, 0),
+                                                         EntryJson(*pick, "bcast", 6, 1, 0)})
+                                                  .dump());
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+  ReloadTilingTable();
+  ASSERT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, n, false).variant, pick);
+
+  auto run = [&](const std::vector<int64_t>& gdims, const std::vector<float>& gv, const std::vector<int64_t>& xdims,
+                 const std::vector<float>& xv) {
+    std::vector<float> out(n, -1.f);
+    auto strides = [](const std::vector<int64_t>& d) {
+      std::vector<int64_t> s(d.size(), 1);
+      for (size_t i = d.size() - 1; i-- > 0;) s[i] = s[i + 1] * d[i + 1];
+      return s;
+    };
+    const std::vector<int64_t> odims = {int64_t(n)};
+    const auto gs = strides(gdims), xs = strides(xdims), os = strides(odims);
+    aclTensor* tg = aclCreateTensor(gdims.data(), gdims.size(), ACL_FLOAT, gs.data(), 0, ACL_FORMAT_ND, gdims.data(),
+                                    gdims.size(), const_cast<float*>(gv.data()));
+    aclTensor* tx = aclCreateTensor(xdims.data(), xdims.size(), ACL_FLOAT, xs.data(), 0, ACL_FORMAT_ND, xdims.data(),
+                                    xdims.size(), const_cast<float*>(xv.data()));
+    const std::vector<int64_t> od = gdims.size() == 2 ? gdims : odims;
+    const auto ods = strides(od);
+    aclTensor* to = aclCreateTensor(od.data(), od.size(), ACL_FLOAT, ods.data(), 0, ACL_FORMAT_ND, od.data(),
+                                    od.size(), out.data());
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    EXPECT_EQ(aclnnGeluBackwardGetWorkspaceSize(tg, tx, to, &ws, &e), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    std::vector<char> w(ws + 64);
+    EXPECT_EQ(aclnnGeluBackward(w.data(), ws, e, nullptr), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    aclDestroyTensor(tg);
+    aclDestroyTensor(tx);
+    aclDestroyTensor(to);
+    return out;
+  };
+  // Contiguous: the fast path.
+  std::vector<float> out = run({int64_t(n)}, g, {int64_t(n)}, x);
+  EXPECT_EQ(std::memcmp(out.data(), expect.data(), n * 4), 0) << "aclnn did not run " << pick->name;
+  // Broadcast: g [4, 1024], x [1, 1024] -> the bcast entry.
+  std::vector<float> xb(x.begin(), x.begin() + 1024), xfull(n);
+  for (size_t i = 0; i < n; ++i) xfull[i] = xb[i % 1024];
+  const std::vector<float> expect_b = RunOn(*pick, g, xfull);
+  const std::vector<float> ref_b = RunOn(*def, g, xfull);
+  out = run({4, 1024}, g, {1, 1024}, xb);
+  EXPECT_EQ(std::memcmp(out.data(), expect_b.data(), n * 4), 0) << "aclnn (bcast) did not run " << pick->name;
+  if (std::memcmp(expect_b.data(), ref_b.data(), n * 4) != 0) {
+    // And without the table the default runs: the dispatch really switches.
+    unsetenv("ACTGRAD_TILING_TABLE");
+    ReloadTilingTable("no-such-machine", "no-such-isa");
+    out = run({4, 1024}, g, {1, 1024}, xb);
+    EXPECT_EQ(std::memcmp(out.data(), ref_b.data(), n * 4), 0);
+  }
+}
+
+TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  const std::string good = TableJson({EntryJson(*scalar, "contig", 8, 1, 0)}).dump(2);
+  json wrong_version = json::parse(good);
+  wrong_version["version"] = 99;
+  json unknown = json::parse(good);
+  unknown["entries"][0]["variant"] = "gelu_bwd.f32.none.bogus.u2.avx2";
+  json dup = json::parse(good);
+  dup["entries"].push_back(dup["entries"][0]);
+  json atlas = json::parse(good);
+  atlas["backend"] = "atlas-model";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"truncated", good.substr(0, good.size() / 3)},
+      {"version", wrong_version.dump()},
+      {"unknown variant", unknown.dump()},
+      {"duplicate", dup.dump()},
+      {"not a CPU table", atlas.dump()},
+      {"empty", ""},
+  };
+  for (const auto& [what, text] : bad) {
+    SCOPED_TRACE(what);
+    const std::string path = Write("bad.json", text);
+    setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+    ::testing::internal::CaptureStderr();
+    ReloadTilingTable("no-such-machine", "no-such-isa");
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
+    EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+    EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+    EXPECT_EQ(ActiveTable().machine_id, "default");
+    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);
+    ASSERT_NE(c.variant, nullptr);
+    EXPECT_NE(c.variant, scalar);
+  }
+  // A file that does not exist.
+  setenv("ACTGRAD_TILING_TABLE", "/nonexistent/actgrad/table.json", 1);
+  ::testing::internal::CaptureStderr();
+  ReloadTilingTable();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
+  EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u);
+}
+
+}  // namespace
+}  // namespace actgrad

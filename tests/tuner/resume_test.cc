@@ -1,0 +1,232 @@
+// A tuning run that is killed (exception or SIGKILL) and resumed loses no
+// measurement, repeats none, and ends with the table of an uninterrupted run.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "fake_backend.h"
+#include "tiling/tuner/tuner.h"
+
+namespace actgrad::tune {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeBackend;
+using testing::SimulatedCrash;
+
+std::string TempPath(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("actgrad_tuner_resume_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+TuneConfig SmallConfig() {
+  TuneConfig c = TuneConfig::Defaults(false);
+  c.ops = {Op::kSeluBwd, Op::kGeluBwd};
+  c.dtypes = {DType::kF32};
+  c.buckets = {5, 8, 10};
+  c.screen_keep = 3;         // the fake has 8 variants: screening runs
+  c.budget_sec = 1e6;        // the fake is fast: the budget never binds
+  return c;
+}
+
+struct LogStats {
+  size_t records = 0;
+  size_t distinct = 0;
+};
+
+LogStats Count(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::set<std::tuple<std::string, std::string, int, int>> keys;
+  LogStats s;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    LogRecord r;
+    if (j.is_discarded() || !MeasurementLog::FromJson(j, &r)) continue;
+    ++s.records;
+    keys.insert({r.cell, r.cand, r.round, r.rep});
+  }
+  s.distinct = keys.size();
+  return s;
+}
+
+TuneResult Tune(FakeBackend& be, const std::string& path, bool fresh) {
+  const TuneConfig cfg = SmallConfig();
+  MeasurementLog log;
+  std::string err;
+  if (!log.Open(path, cfg.ToJson(), fresh, &err)) throw std::runtime_error(err);
+  auto progress = Progress::Silent();
+  return RunTuning(be, log, cfg, *progress);
+}
+
+void ExpectSameChoices(const tables::Table& a, const tables::Table& b) {
+  ASSERT_EQ(a.entries.size(), b.entries.size());
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const auto &x = a.entries[i], &y = b.entries[i];
+    EXPECT_EQ(int(x.op), int(y.op));
+    EXPECT_EQ(int(x.mode), int(y.mode));
+    EXPECT_EQ(int(x.layout), int(y.layout));
+    EXPECT_EQ(x.bucket, y.bucket);
+    EXPECT_EQ(x.variant, y.variant) << "entry " << i;
+    EXPECT_EQ(x.threads, y.threads) << "entry " << i;
+    EXPECT_EQ(x.tile, y.tile) << "entry " << i;
+  }
+}
+
+class Resume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FakeBackend be;
+    reference_ = Tune(be, TempPath("reference.jsonl"), true);
+    total_ = be.calls;
+    ASSERT_GT(total_, 100);
+    // cells: selu 3 + gelu 2 modes x 2 layouts x 3 = 15
+    ASSERT_EQ(reference_.table.entries.size(), 15u);
+    const LogStats s = Count(TempPath("reference.jsonl"));
+    ASSERT_EQ(s.records, size_t(total_));
+    ASSERT_EQ(s.distinct, size_t(total_));
+  }
+  TuneResult reference_;
+  long total_ = 0;
+};
+
+TEST_F(Resume, AfterACrashAtAnyPointNothingIsLostOrRepeated) {
+  for (long k : {0L, 1L, total_ / 7, total_ / 3, total_ / 2, total_ - 1}) {
+    SCOPED_TRACE("crash after " + std::to_string(k) + " of " + std::to_string(total_));
+    const std::string path = TempPath("crash" + std::to_string(k) + ".jsonl");
+    FakeBackend first;
+    first.crash_after = k;
+    EXPECT_THROW(Tune(first, path, true), SimulatedCrash);
+    EXPECT_EQ(first.calls, k);
+    EXPECT_EQ(Count(path).records, size_t(k));
+    FakeBackend second;
+    const TuneResult r = Tune(second, path, false);
+    EXPECT_EQ(first.calls + second.calls, total_);  // no repeated measurement
+    EXPECT_EQ(r.replayed, int(k));
+    const LogStats s = Count(path);
+    EXPECT_EQ(s.records, size_t(total_));   // nothing lost
+    EXPECT_EQ(s.distinct, size_t(total_));  // no duplicate
+    ExpectSameChoices(reference_.table, r.table);
+  }
+}
+
+TEST_F(Resume, TwoCrashesAndATornLine) {
+  const std::string path = TempPath("twice.jsonl");
+  FakeBackend a;
+  a.crash_after = total_ / 4;
+  EXPECT_THROW(Tune(a, path, true), SimulatedCrash);
+  {  // power loss while writing the next line
+    std::ofstream f(path, std::ios::app);
+    f << R"({"type":"m","cell":"selu_bwd/f32/-/contig/k5","cand":"v)";
+  }
+  FakeBackend b;
+  b.crash_after = total_ / 3;
+  EXPECT_THROW(Tune(b, path, false), SimulatedCrash);
+  FakeBackend c;
+  const TuneResult r = Tune(c, path, false);
+  EXPECT_EQ(a.calls + b.calls + c.calls, total_);
+  const LogStats s = Count(path);
+  EXPECT_EQ(s.records, size_t(total_));
+  EXPECT_EQ(s.distinct, size_t(total_));
+  ExpectSameChoices(reference_.table, r.table);
+}
+
+TEST_F(Resume, AfterSigkill) {
+  const std::string path = TempPath("sigkill.jsonl");
+  fs::remove(path);
+  const long k = total_ / 2;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the child is killed by SIGKILL in the middle of the run
+    FakeBackend be;
+    be.crash_after = k;
+    be.kill_instead = true;
+    try {
+      Tune(be, path, true);
+    } catch (...) {
+    }
+    _exit(3);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_EQ(Count(path).records, size_t(k));
+  FakeBackend be;
+  const TuneResult r = Tune(be, path, false);
+  EXPECT_EQ(be.calls, total_ - k);
+  const LogStats s = Count(path);
+  EXPECT_EQ(s.records, size_t(total_));
+  EXPECT_EQ(s.distinct, size_t(total_));
+  ExpectSameChoices(reference_.table, r.table);
+}
+
+TEST_F(Resume, AFinishedRunReplaysWithoutMeasuring) {
+  const std::string path = TempPath("reference.jsonl");
+  FakeBackend be;
+  const TuneResult r = Tune(be, path, false);
+  EXPECT_EQ(be.calls, 0);
+  EXPECT_EQ(r.replayed, int(total_));
+  ExpectSameChoices(reference_.table, r.table);
+}
+
+TEST(Tuning, TableFromTheFakeBackendIsValid) {
+  FakeBackend be;
+  const TuneResult r = Tune(be, TempPath("valid.jsonl"), true);
+  const std::string text = tables::ToJson(r.table).dump(2);
+  tables::Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(text, &back, &err)) << err;
+  EXPECT_EQ(back.backend, "fake");
+  EXPECT_EQ(back.machine_id, "fake-machine");
+  EXPECT_EQ(back.provenance.value("tool_version", ""), kToolVersion);
+  for (const auto& e : back.entries) {
+    ASSERT_TRUE(e.runner_up.is_object());
+    EXPECT_TRUE(e.runner_up.contains("variant"));
+    EXPECT_TRUE(e.runner_up.contains("median_ns"));
+    EXPECT_GT(e.median_ns, 0);
+    EXPECT_TRUE(e.extra.contains("tuning"));
+  }
+  // Only the ops that broadcast get bcast cells.
+  for (const auto& e : back.entries)
+    if (e.layout == tables::Layout::kBcast) EXPECT_EQ(int(e.op), int(Op::kGeluBwd));
+}
+
+TEST(Tuning, PlanCellsFollowsTheSpec) {
+  TuneConfig c;  // all ops, f32/f16/bf16, 9 buckets, both layouts, both GELU modes
+  const auto cells = PlanCells(c);
+  // selu, hardswish, logit: 3 x 3 x 9 contig; gelu 2 modes x 3 x 2 x 9; softshrink 3 x 2 x 9
+  EXPECT_EQ(cells.size(), size_t(3 * 3 * 9 + 2 * 3 * 2 * 9 + 3 * 2 * 9));
+  for (const auto& cell : cells) {
+    EXPECT_GE(cell.bucket.n, uint64_t(1) << (2 * cell.bucket.bucket));
+    EXPECT_LT(cell.bucket.n, uint64_t(1) << (2 * cell.bucket.bucket + 2));
+  }
+  EXPECT_EQ(RepresentativeN(8, uint64_t(1) << 26), uint64_t(2) << 16);
+  EXPECT_EQ(RepresentativeN(13, uint64_t(1) << 26), uint64_t(1) << 26);
+  c.dtypes = {DType::kI32};
+  for (const auto& cell : PlanCells(c)) EXPECT_EQ(int(cell.bucket.op), int(Op::kSeluBwd));
+}
+
+TEST(Tuning, BudgetIsRespectedRoughly) {
+  FakeBackend be;
+  be.sleep_sec = 0.001;
+  TuneConfig cfg = SmallConfig();
+  cfg.budget_sec = 1.5;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  EXPECT_EQ(r.table.entries.size(), 15u);
+  EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.3);
+  EXPECT_GT(r.budget_cut_cells, 0);
+}
+
+}  // namespace
+}  // namespace actgrad::tune

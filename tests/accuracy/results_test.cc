@@ -180,7 +180,7 @@ TEST(Results, LoaderReportsBadFilesClearly) {
 TEST(Results, MarkdownHasHeaderTablesAndFailures) {
   const std::string md = ToMarkdown(SampleDoc());
   for (const char* s : {"actgrad-accuracy --quick", "2026-11-22T01:00:00Z", "genuineintel-6-143", "Test CPU",
-                        "| fp32 | 0.0001 | 99.99 % | 0.001 |", "## gelu_bwd", "## logit_grad",
+                        "| f32 | 0.0001 | 99.99 % | 0.001 |", "## gelu_bwd", "## logit_grad",
                         "| op | dtype | variant | share passing | max error | max ULP | claimed |",
                         "`gelu_bwd.f32.none.erf_as.u4.avx3`", "## Failing variants",
                         "got inf, reference 4", "not run (CPU lacks avx512fp16)"})

@@ -67,10 +67,16 @@ HWY_INLINE hn::Vec<D> GeluErfFromS(D d, hn::Vec<D> x, hn::Vec<D> s) {
   return KeepNaN(d, x, f);
 }
 
-// The own-fit family. kDegH: degree of H(t); kDegExp: ExpPolyN degree;
+// The own-fit family. kDegH: degree of H; kDegExp: ExpPolyN degree;
 // kSquareLo: add the rounding error of a*a to the exp argument (needed below
-// ~1e-7); kTrueDiv: t by division (else reciprocal estimate + Newton).
-template <int kDegH, int kDegExp, bool kSquareLo, bool kTrueDiv, class D, size_t N>
+// ~1e-7); kTrueDiv: the reciprocal by division (else estimate + Newton);
+// kUBasis: H is a polynomial in u = p a/(1 + p a) = 1 - t instead of
+// t = 1/(1 + p a). u is computed as pa/(1 + pa): near a = 0 its absolute
+// error is ~1e-7*u, while t = 1/(1 + pa) carries the rounding of 1 + pa
+// (up to 6e-8) and of t itself near 1, and Horner in u is benign there (the
+// constant term dominates); this is where erf_r6's worst cases were.
+template <int kDegH, int kDegExp, bool kSquareLo, bool kTrueDiv, bool kUBasis, class D,
+          size_t N>
 HWY_INLINE hn::Vec<D> GeluErfMills(D d, hn::Vec<D> x, float p, const float (&h)[N]) {
   static_assert(N == kDegH + 1, "coefficient count");
   const auto one = hn::Set(d, 1.0f);
@@ -84,14 +90,24 @@ HWY_INLINE hn::Vec<D> GeluErfMills(D d, hn::Vec<D> x, float p, const float (&h)[
   } else {
     ExpPolyNParts<kDegExp>(d, y, &em1, &scale);
   }
-  const auto den = hn::MulAdd(hn::Set(d, p), a, one);
-  hn::Vec<D> t;
-  if constexpr (kTrueDiv) {
-    t = hn::Div(one, den);
+  hn::Vec<D> v;  // t or u
+  if constexpr (kUBasis) {
+    const auto pa = hn::Mul(hn::Set(d, p), a);
+    const auto den = hn::Add(pa, one);
+    if constexpr (kTrueDiv) {
+      v = hn::Div(pa, den);
+    } else {
+      v = hn::Mul(pa, RcpNR(d, den));
+    }
   } else {
-    t = RcpNR(d, den);
+    const auto den = hn::MulAdd(hn::Set(d, p), a, one);
+    if constexpr (kTrueDiv) {
+      v = hn::Div(one, den);
+    } else {
+      v = RcpNR(d, den);
+    }
   }
-  const auto hv = Horner(d, t, h);
+  const auto hv = Horner(d, v, h);
   // a - a0: exact near a0 (Sterbenz), then the low part of a0.
   const auto dm = hn::Sub(hn::Sub(a, hn::Set(d, 0x1.80ead2p-1f)), hn::Set(d, -0x1.a03fd4p-27f));
   const auto w = hn::Mul(dm, hv);
@@ -219,10 +235,10 @@ struct GeluGradErfAS {
 };
 
 // ---------------------------------------------------------------------------
-// erf_r6: own fit for fp32 shipping. H: degree 6 in t = 1/(1 + 0.35 a)
+// erf_r6: own fit for fp32 shipping. H: degree 6 in u = 0.35a/(1 + 0.35a)
 // (true division), exp: ExpPolyN<6> with the square's rounding error folded
-// into the reduced argument. Fit error 5e-9 (H) + 3e-9 (exp); the rest is
-// fp32 rounding.
+// into the reduced argument. Fit error 1.7e-8 (H; mostly the float rounding
+// of its constant term) + 3e-9 (exp); the rest is fp32 rounding.
 struct GeluGradErfR6 {
   static constexpr const char* kName = "erf_r6";
   static constexpr double kClaimedMaxErr = 3.0e-7;
@@ -230,10 +246,10 @@ struct GeluGradErfR6 {
 
   template <class D>
   static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    static constexpr float kH[] = {0x1.9912d8p-2f,  0x1.94aa34p-4f, 0x1.d0d3cep-4f,
-                                   -0x1.5c09e6p-6f, 0x1.2cbc6ep-3f, -0x1.6cb564p-4f,
-                                   0x1.1279c6p-6f};
-    return math::GeluErfMills<6, 6, true, true>(d, x, 0x1.666666p-2f, kH);
+    static constexpr float kH[] = {0x1.54851ap-1f,  -0x1.026b08p-1f, 0x1.2aadbcp-2f,
+                                   -0x1.59b2a4p-7f, -0x1.88deap-5f,  -0x1.44b39ep-7f,
+                                   0x1.018146p-6f};
+    return math::GeluErfMills<6, 6, true, true, true>(d, x, 0x1.666666p-2f, kH);
   }
 };
 
@@ -248,7 +264,7 @@ struct GeluGradErfR3 {
   static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
     static constexpr float kH[] = {0x1.8f94c8p-2f, 0x1.285ep-3f, -0x1.b8ff2ap-5f,
                                    0x1.78ccf4p-3f};
-    return math::GeluErfMills<3, 4, false, false>(d, x, 0x1.333334p-2f, kH);
+    return math::GeluErfMills<3, 4, false, false, false>(d, x, 0x1.333334p-2f, kH);
   }
 };
 
@@ -263,7 +279,7 @@ struct GeluGradErfR2 {
   template <class D>
   static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
     static constexpr float kH[] = {0x1.a4c3d8p-2f, 0x1.be09ccp-5f, 0x1.990744p-3f};
-    return math::GeluErfMills<2, 3, false, false>(d, x, 0x1.8f5c28p-2f, kH);
+    return math::GeluErfMills<2, 3, false, false, false>(d, x, 0x1.8f5c28p-2f, kH);
   }
 };
 

@@ -192,16 +192,49 @@ std::string SameBits(DType t, const Operands& in, const uint8_t* a, const uint8_
   return "";
 }
 
-// The spec's rule element by element with the scalar result as reference:
-// NaN/Inf where the scalar variant has them, every error under the hard bound.
-std::string WithinRule(DType t, const Operands& in, const uint8_t* out, const uint8_t* scalar, size_t n) {
+double Reference(Op op, DType t, double g, double x, const OpParams& p) {
+  if (t == DType::kI32) return ref::SeluBwdInt<int32_t>(int32_t(g), int32_t(x));
+  if (t == DType::kI8) return ref::SeluBwdInt<int8_t>(int8_t(g), int8_t(x));
+  return ref::Reference(op, g, x, p);
+}
+
+// Elements where the scalar variant itself breaks the spec's rule against the
+// double reference (NaN/Inf misplaced or an error over the hard bound).
+std::vector<bool> ScalarWrong(Op op, DType t, const Operands& in, const uint8_t* scalar, size_t n, const OpParams& p) {
+  std::vector<bool> wrong(n);
   const double hard = RuleFor(t).hard_bound;
   for (size_t i = 0; i < n; ++i) {
-    const double o = Elem(t, out, i), s = Elem(t, scalar, i), g = Elem(t, in.g.data(), i);
+    const double g = Elem(t, in.g.data(), i);
+    const double e = ElementError(t, Elem(t, scalar, i), Reference(op, t, g, Elem(t, in.x.data(), i), p), g);
+    wrong[i] = !(e < hard) && !(e == 0.0);
+  }
+  return wrong;
+}
+
+// The spec's rule element by element with the scalar result as reference:
+// NaN/Inf where the scalar variant has them, every error under the hard bound.
+// Where the scalar variant is itself wrong (`scalar_wrong`), the double
+// reference stands in for it.
+std::string WithinRule(Op op, DType t, const Operands& in, const uint8_t* out, const uint8_t* scalar, size_t n,
+                       const OpParams& p, const std::vector<bool>& scalar_wrong) {
+  const double hard = RuleFor(t).hard_bound;
+  for (size_t i = 0; i < n; ++i) {
+    const double o = Elem(t, out, i), g = Elem(t, in.g.data(), i);
+    const double s = scalar_wrong[i] ? RoundTo(t, Reference(op, t, g, Elem(t, in.x.data(), i), p)) : Elem(t, scalar, i);
     const bool same_special = std::isnan(o) ? std::isnan(s) : std::isinf(o) ? o == s : std::isfinite(s);
     if (!same_special || ElementError(t, o, s, g) >= hard) return Describe(t, in, i, o, s);
   }
   return "";
+}
+
+// Largest difference in ULPs of the output dtype between two finite results.
+double MaxUlpDiff(DType t, const uint8_t* a, const uint8_t* b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double va = Elem(t, a, i), vb = Elem(t, b, i);
+    if (std::isfinite(va) && std::isfinite(vb)) m = std::max(m, UlpError(t, va, vb));
+  }
+  return m;
 }
 
 // ---- the variants under test ---------------------------------------------------
@@ -211,9 +244,13 @@ const Variant* ScalarFor(const Variant& v) {
   return nullptr;
 }
 
-// Exact ops computed in fp32 (or integers) must equal the scalar variant bit
-// for bit; fp16 arithmetic (f16native) rounds intermediate results.
-bool BitExactWithScalar(const Variant& v) { return v.approx == "exact" && v.upcast != "f16native"; }
+// Exact ops through Highway (fp32 arithmetic, the same operations as the
+// scalar variant: x / 3, not x * (1/3)) and integers must equal the scalar
+// variant bit for bit. The hand-written avx512fp16 kernels may not: fp16
+// arithmetic (f16native) rounds intermediate results, and the fp32 ones
+// multiply by 1/3 (1 ulp differences found in Hardswish f16/bf16); they are
+// held to the rule instead.
+bool BitExactWithScalar(const Variant& v) { return v.approx == "exact" && v.target != "avx512fp16"; }
 
 // Variants the committed docs/accuracy.json marks not shippable: their
 // numbers are not compared with the scalar variant (the structure still is).
@@ -273,6 +310,8 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
   const Operands& in = Small();
   const size_t es = DTypeSize(GetParam().dtype);
   int bit_exact = 0, rule = 0, skipped = 0;
+  double native_exact_ulps = 0;
+  std::set<std::string> scalar_reported;
   for (const Variant* v : vs) {
     const Variant* sc = ScalarFor(*v);
     ASSERT_NE(sc, nullptr) << "no scalar variant for " << v->name;
@@ -281,12 +320,24 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
       ASSERT_EQ(full.error, "") << v->name;
       const RunResult ref = RunKernel(*sc, in, kMaxN, p);
       ASSERT_EQ(ref.error, "") << sc->name;
+      const std::vector<bool> wrong = ScalarWrong(v->op, v->dtype, in, ref.out.data(), kMaxN, p);
+      for (size_t i = 0; i < kMaxN; ++i) {
+        if (!wrong[i]) continue;
+        const double g = Elem(v->dtype, in.g.data(), i), x = Elem(v->dtype, in.x.data(), i);
+        if (scalar_reported.insert(sc->name).second)
+          ADD_FAILURE() << "the scalar variant " << sc->name << " breaks the spec's rule: "
+                        << Describe(v->dtype, in, i, Elem(v->dtype, ref.out.data(), i), Reference(v->op, v->dtype, g, x, p))
+                        << " (scalar vs double reference); the reference stands in for it there";
+        break;
+      }
       std::string diff;
       if (BitExactWithScalar(*v)) {
         diff = SameBits(v->dtype, in, full.out.data(), ref.out.data(), kMaxN);
         ++bit_exact;
       } else if (!KnownNotShippable(v->name)) {
-        diff = WithinRule(v->dtype, in, full.out.data(), ref.out.data(), kMaxN);
+        diff = WithinRule(v->op, v->dtype, in, full.out.data(), ref.out.data(), kMaxN, p, wrong);
+        if (v->approx == "exact")
+          native_exact_ulps = std::max(native_exact_ulps, MaxUlpDiff(v->dtype, full.out.data(), ref.out.data(), kMaxN));
         ++rule;
       } else {
         ++skipped;
@@ -301,8 +352,9 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
       }
     }
   }
-  std::printf("[   INFO   ] %zu variants: %d bit-exact and %d within-rule comparisons, %d skipped (not shippable)\n",
-              vs.size(), bit_exact, rule, skipped);
+  std::printf("[   INFO   ] %zu variants: %d bit-exact and %d within-rule comparisons, %d skipped (not shippable); "
+              "exact ops off the bit-exact path differ from scalar by up to %g ulp\n",
+              vs.size(), bit_exact, rule, skipped, native_exact_ulps);
   (void)es;
 }
 

@@ -15,9 +15,8 @@ namespace actgrad {
 namespace HWY_NAMESPACE {
 namespace {
 
-template <class Policy>
-void RunFactor(const float* x, float* out, size_t n) {
-  const hn::ScalableTag<float> d;
+template <class Policy, class D>
+void RunFactor(D d, const float* x, float* out, size_t n) {
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   for (; i + N <= n; i += N) hn::StoreU(Policy::Factor(d, hn::LoadU(d, x + i)), d, out + i);
@@ -29,9 +28,8 @@ void RunFactor(const float* x, float* out, size_t n) {
   }
 }
 
-template <class Policy>
-void RunDiv(const float* x, const float* y, float* out, size_t n) {
-  const hn::ScalableTag<float> d;
+template <class Policy, class D>
+void RunDiv(D d, const float* x, const float* y, float* out, size_t n) {
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   for (; i + N <= n; i += N)
@@ -47,22 +45,20 @@ void RunDiv(const float* x, const float* y, float* out, size_t n) {
   }
 }
 
-}  // namespace
-
-bool EvalMath(int kind, const char* name, const float* x, const float* y, float* out, size_t n,
-              double* claimed, int64_t* ran_on) {
-  *ran_on = HWY_TARGET;
+template <class D>
+bool EvalMathD(D d, int kind, const char* name, const float* x, const float* y, float* out,
+               size_t n, double* claimed) {
 #define ACTGRAD_EVAL_FACTOR(P)                                  \
   if (std::strcmp(name, P::kName) == 0) {                       \
     static_assert(P::kAvailable, "listed but not available");   \
-    RunFactor<P>(x, out, n);                                    \
+    RunFactor<P>(d, x, out, n);                                 \
     *claimed = P::kClaimedMaxErr;                               \
     return true;                                                \
   }
 #define ACTGRAD_EVAL_DIV(P)                                     \
   if (std::strcmp(name, P::kName) == 0) {                       \
     static_assert(P::kAvailable, "listed but not available");   \
-    RunDiv<P>(x, y, out, n);                                    \
+    RunDiv<P>(d, x, y, out, n);                                 \
     *claimed = P::kClaimedMaxErr;                               \
     return true;                                                \
   }
@@ -76,6 +72,24 @@ bool EvalMath(int kind, const char* name, const float* x, const float* y, float*
 #undef ACTGRAD_EVAL_FACTOR
 #undef ACTGRAD_EVAL_DIV
   return false;
+}
+
+}  // namespace
+
+// cap: 0 = full vectors (ScalableTag), else CappedTag<float, cap> (1, 2, 4, 8
+// or 16 lanes at most: partial vectors, e.g. 128/256-bit ones on AVX3).
+bool EvalMath(int kind, const char* name, const float* x, const float* y, float* out, size_t n,
+              double* claimed, int64_t* ran_on, int cap) {
+  *ran_on = HWY_TARGET;
+  switch (cap) {
+    case 0: return EvalMathD(hn::ScalableTag<float>(), kind, name, x, y, out, n, claimed);
+    case 1: return EvalMathD(hn::CappedTag<float, 1>(), kind, name, x, y, out, n, claimed);
+    case 2: return EvalMathD(hn::CappedTag<float, 2>(), kind, name, x, y, out, n, claimed);
+    case 4: return EvalMathD(hn::CappedTag<float, 4>(), kind, name, x, y, out, n, claimed);
+    case 8: return EvalMathD(hn::CappedTag<float, 8>(), kind, name, x, y, out, n, claimed);
+    case 16: return EvalMathD(hn::CappedTag<float, 16>(), kind, name, x, y, out, n, claimed);
+    default: return false;
+  }
 }
 
 // Names of the listed policies, '\n'-separated "kind name claimed" records.
@@ -126,8 +140,9 @@ std::vector<PolicyInfo> ListPolicies() {
 }
 
 bool Eval(Kind kind, const std::string& name, const float* x, const float* y, float* out,
-          size_t n, double* claimed, int64_t* ran_on) {
-  return HWY_DYNAMIC_DISPATCH(EvalMath)(int(kind), name.c_str(), x, y, out, n, claimed, ran_on);
+          size_t n, double* claimed, int64_t* ran_on, int cap) {
+  return HWY_DYNAMIC_DISPATCH(EvalMath)(int(kind), name.c_str(), x, y, out, n, claimed, ran_on,
+                                        cap);
 }
 
 std::vector<int64_t> Targets() {

@@ -22,8 +22,10 @@ std::vector<PolicyInfo> ListPolicies();
 // Evaluates policy `name` of `kind` on the current dispatched target:
 // out[i] = Factor(x[i]) (GELU) or Div(x[i], y[i]) (division). Returns false if
 // the policy is not available on that target. *ran_on: the HWY_TARGET used.
+// cap: 0 = full vectors; 1, 2, 4, 8, 16 = CappedTag<float, cap> (partial
+// vectors on wide targets).
 bool Eval(Kind kind, const std::string& name, const float* x, const float* y, float* out,
-          size_t n, double* claimed, int64_t* ran_on);
+          size_t n, double* claimed, int64_t* ran_on, int cap = 0);
 
 // Runs fn once per target that is compiled and supported by this CPU, with
 // that target forced for dynamic dispatch; restores the default afterwards.

@@ -64,8 +64,18 @@ struct Worst {
   double ref = 0;
 };
 
-void CheckGelu(Kind kind, const std::string& name) {
-  const auto& x = GeluInputs();
+// Every 16th input plus the specials (for the partial-vector runs).
+std::vector<float> Thin(const std::vector<float>& v, size_t keep_tail) {
+  std::vector<float> r;
+  for (size_t i = 0; i + keep_tail < v.size(); i += 16) r.push_back(v[i]);
+  r.insert(r.end(), v.end() - keep_tail, v.end());
+  return r;
+}
+
+// cap: 0 = full vectors, else CappedTag<float, cap>.
+void CheckGelu(Kind kind, const std::string& name, int cap = 0) {
+  static const std::vector<float> thin = Thin(GeluInputs(), GeluSpecials().size());
+  const auto& x = cap == 0 ? GeluInputs() : thin;
   std::vector<double> ref(x.size());
   for (size_t i = 0; i < x.size(); ++i)
     ref[i] = kind == Kind::kGeluErf ? RefGeluErf(x[i]) : RefGeluTanh(x[i]);
@@ -75,9 +85,10 @@ void CheckGelu(Kind kind, const std::string& name) {
     double claimed = 0;
     int64_t ran_on = 0;
     std::fill(out.begin(), out.end(), -12345.0f);
-    if (!Eval(kind, name, x.data(), nullptr, out.data(), x.size(), &claimed, &ran_on)) return;
+    if (!Eval(kind, name, x.data(), nullptr, out.data(), x.size(), &claimed, &ran_on, cap)) return;
     ++ran;
-    const std::string tn = TargetLowerName(target);
+    const std::string tn =
+        TargetLowerName(target) + (cap ? "/cap" + std::to_string(cap) : std::string());
     ASSERT_EQ(ran_on, target) << "dispatch did not reach " << tn;
     Worst w;
     size_t nan_mismatch = 0;
@@ -100,7 +111,7 @@ void CheckGelu(Kind kind, const std::string& name) {
     std::vector<float> sx = {kInf, -kInf, kNaN, -kNaN, FLT_MAX, -FLT_MAX, 1e10f, -1e10f,
                              100.0f, -100.0f, 20.0f, -20.0f};
     std::vector<float> so(sx.size());
-    Eval(kind, name, sx.data(), nullptr, so.data(), sx.size(), &claimed, &ran_on);
+    Eval(kind, name, sx.data(), nullptr, so.data(), sx.size(), &claimed, &ran_on, cap);
     for (size_t i = 0; i < sx.size(); ++i) {
       if (std::isnan(sx[i])) {
         EXPECT_TRUE(std::isnan(so[i])) << name << "." << tn << " f(NaN) = " << so[i];
@@ -117,6 +128,7 @@ void CheckGelu(Kind kind, const std::string& name) {
 // ----------------------------------------------------------------- division
 struct DivCase {
   std::vector<float> num, den;
+  size_t specials = 0;  // the last `specials` pairs are the special grid
 };
 
 const DivCase& DivInputs() {
@@ -153,6 +165,7 @@ const DivCase& DivInputs() {
         c.num.push_back(a);
         c.den.push_back(b);
       }
+    c.specials = sp.size() * sp.size();
     return c;
   }();
   return c;
@@ -163,18 +176,27 @@ bool SameFloat(float a, float b) {
   return a == b && std::signbit(a) == std::signbit(b);
 }
 
-void CheckDiv(const std::string& name) {
-  const auto& c = DivInputs();
+void CheckDiv(const std::string& name, int cap = 0) {
+  static const DivCase thin = [] {
+    const auto& f = DivInputs();
+    DivCase t;
+    t.num = Thin(f.num, f.specials);
+    t.den = Thin(f.den, f.specials);
+    t.specials = f.specials;
+    return t;
+  }();
+  const auto& c = cap == 0 ? DivInputs() : thin;
   const size_t n = c.num.size();
   std::vector<float> out(n);
   int ran = 0;
   ForEachTarget([&](int64_t target) {
     double claimed = 0;
     int64_t ran_on = 0;
-    if (!Eval(Kind::kDiv, name, c.num.data(), c.den.data(), out.data(), n, &claimed, &ran_on))
+    if (!Eval(Kind::kDiv, name, c.num.data(), c.den.data(), out.data(), n, &claimed, &ran_on, cap))
       return;
     ++ran;
-    const std::string tn = TargetLowerName(target);
+    const std::string tn =
+        TargetLowerName(target) + (cap ? "/cap" + std::to_string(cap) : std::string());
     ASSERT_EQ(ran_on, target);
     Worst w;
     size_t bad = 0;
@@ -228,6 +250,30 @@ TEST(math, gelu_tanh_exp) { CheckGelu(Kind::kGeluTanh, "tanh_exp"); }
 TEST(math, gelu_tanh_hwy) { CheckGelu(Kind::kGeluTanh, "tanh_hwy"); }
 TEST(math, div_exact) { CheckDiv("div"); }
 TEST(math, div_rcp_nr) { CheckDiv("rcp_nr"); }
+
+// Partial vectors (CappedTag<float, 1/4/8>: e.g. the 128- and 256-bit
+// vectors of AVX3, which take other SLEEF entry points): same bounds and
+// specials, on a thinned input set.
+TEST(math, partial_vectors) {
+  const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    ForceTarget(Targets()[0]);
+    for (const auto& p : ListPolicies()) v.push_back(std::to_string(int(p.kind)) + p.name);
+    ForceTarget(0);
+    return v;
+  }();
+  for (int cap : {1, 4, 8}) {
+    for (const auto& key : names) {
+      const Kind kind = Kind(key[0] - '0');
+      const std::string name = key.substr(1);
+      if (kind == Kind::kDiv) {
+        CheckDiv(name, cap);
+      } else {
+        CheckGelu(kind, name, cap);
+      }
+    }
+  }
+}
 
 // The per-target lists: every target lists the portable policies, names are
 // unique per kind, claims are sane, and the names tested above are the ones

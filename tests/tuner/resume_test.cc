@@ -218,13 +218,13 @@ TEST(Tuning, BudgetIsRespectedRoughly) {
   FakeBackend be;
   be.sleep_sec = 0.001;
   TuneConfig cfg = SmallConfig();
-  cfg.budget_sec = 1.5;
+  cfg.budget_sec = 0.5;
   MeasurementLog log;
   log.OpenInMemory({});
   auto progress = Progress::Silent();
   const TuneResult r = RunTuning(be, log, cfg, *progress);
   EXPECT_EQ(r.table.entries.size(), 15u);
-  EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.3);
+  EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.5);
   EXPECT_GT(r.budget_cut_cells, 0);
 }
 

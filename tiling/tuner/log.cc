@@ -16,8 +16,47 @@ namespace actgrad::tune {
 
 using json = nlohmann::json;
 
-MeasurementLog::~MeasurementLog() {
-  if (fd_ >= 0) ::close(fd_);
+MeasurementLog::~MeasurementLog() { Close(); }
+
+void MeasurementLog::Close() {
+  if (syncer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    syncer_.join();
+  }
+  if (fd_ >= 0) {
+    ::fdatasync(fd_);
+    ::close(fd_);
+  }
+  fd_ = -1;
+  quit_ = false;
+  written_ = synced_ = 0;
+}
+
+void MeasurementLog::SyncLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return quit_ || synced_ < written_; });
+    if (synced_ >= written_ && quit_) return;
+    const uint64_t target = written_;
+    lock.unlock();
+    const int rc = ::fdatasync(fd_);
+    lock.lock();
+    if (rc != 0) sync_error_ = errno;
+    synced_ = target;
+    cv_.notify_all();
+  }
+}
+
+void MeasurementLog::Sync() {
+  if (!syncer_.joinable()) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = written_;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return synced_ >= target; });
 }
 
 json MeasurementLog::ToJson(const LogRecord& r) {
@@ -41,15 +80,17 @@ bool MeasurementLog::FromJson(const json& j, LogRecord* r) {
 }
 
 void MeasurementLog::OpenInMemory(const json&) {
+  Close();
   path_.clear();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
   records_.clear();
   loaded_ = appended_ = torn_ = duplicates_ = 0;
 }
 
-bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error) {
+bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error,
+                          SyncMode sync) {
   namespace fs = std::filesystem;
+  Close();
+  sync_ = sync;
   path_ = path;
   records_.clear();
   loaded_ = appended_ = torn_ = duplicates_ = 0;
@@ -140,6 +181,7 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
       return false;
     }
   }
+  if (sync_ == SyncMode::kBackground) syncer_ = std::thread([this] { SyncLoop(); });
   return true;
 }
 
@@ -163,7 +205,14 @@ void MeasurementLog::Append(const LogRecord& r) {
       p += w;
       left -= size_t(w);
     }
-    if (::fdatasync(fd_) != 0) throw std::runtime_error(path_ + ": fsync failed: " + std::strerror(errno));
+    if (sync_ == SyncMode::kEveryLine) {
+      if (::fdatasync(fd_) != 0) throw std::runtime_error(path_ + ": fsync failed: " + std::strerror(errno));
+    } else {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (sync_error_) throw std::runtime_error(path_ + ": fsync failed: " + std::strerror(sync_error_));
+      ++written_;
+      cv_.notify_all();
+    }
   }
   records_.insert_or_assign(std::move(k), r);
   ++appended_;

@@ -242,6 +242,7 @@ int main(int argc, char** argv) {
   std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "5-13", layouts_s = "contig,bcast";
   std::string modes_s = "none,tanh", out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
+  bool fsync_each = false;
   uint64_t seed = 1;
   int threads = 0, reps = 0;
   double min_ms = 0;
@@ -254,6 +255,8 @@ int main(int argc, char** argv) {
   app.add_option("--gelu-modes", modes_s, "GELU formulas to tune: none (erf),tanh");
   app.add_option("--out", out_path, "Table to write (default tiling/tables/<machine-id>.json)");
   app.add_option("--log", log_path, "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl)");
+  app.add_flag("--fsync-each", fsync_each,
+               "fdatasync every log line before the next measurement (default: a background thread syncs)");
   app.add_flag("--fresh", fresh, "Start a new log instead of resuming (the old one is kept as .old)");
   app.add_option("--accuracy", accuracy_path, "Accuracy results (default docs/accuracy.json)");
   app.add_flag("--check-missing", check_missing, "Run the accuracy check now for variants absent from the results");
@@ -391,7 +394,8 @@ int main(int argc, char** argv) {
   }
 
   MeasurementLog log;
-  if (!log.Open(log_path, header, fresh, &err)) {
+  if (!log.Open(log_path, header, fresh, &err,
+                fsync_each ? MeasurementLog::SyncMode::kEveryLine : MeasurementLog::SyncMode::kBackground)) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 2;
   }

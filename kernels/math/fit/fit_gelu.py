@@ -8,7 +8,7 @@ Fits (weighted minimax by linear programming on a dense grid, then the
 coefficients are rounded to float32 and the error re-measured in double):
 
 1. exp(r) = 1 + r + r^2 * Q(r) on r in [-ln2/2, ln2/2] (relative error), for
-   several degrees: the `ExpPolyN<N>` kernels in exp_poly-inl.h.
+   several degrees: `math::ExpPolyN<N>` in kernels/math/poly-inl.h.
 
 2. The GELU-backward factor in "Mills ratio" form.  With a = |x|,
    phi(a) = exp(-a^2/2)/sqrt(2 pi), R(a) = Phi(-a)/phi(a) (Mills ratio) and
@@ -16,8 +16,10 @@ coefficients are rounded to float32 and the error re-measured in double):
         f(x) = 1 + s(a)   for x >= 0,      f(x) = -s(a)   for x < 0.
    a - R(a) has a simple root a0 (~0.7518; f(-a0) = 0), so we write
         a - R(a) = (a - a0) * H(a) * sqrt(2 pi)
-   with H smooth and positive, and fit H as a polynomial in t = 1/(1 + p*a).
-   Then s = exp(-a^2/2) * (a - a0) * P(t), no cancellation anywhere.
+   with H smooth and positive, and fit H (1/sqrt(2 pi) folded in) as a
+   polynomial in t = 1/(1 + p*a) or in u = p*a/(1 + p*a) = 1 - t.
+   Then s = exp(-a^2/2) * (a - a0) * P(t), no cancellation anywhere
+   (kernels/math/gelu_erf-inl.h, erf_r2 / erf_r3 / erf_r6).
    The fit weight is the sensitivity of the spec metric (g = 1,
    floor 1/16) to a relative error of H: w = |s| / min(max(|s|, 1/16), 1 + s).
 """
@@ -157,7 +159,7 @@ def gelu_grid(amax=9.0, n=6000):
 _GRID = None
 
 
-def fit_gelu_h(p, deg, amax=9.0):
+def fit_gelu_h(p, deg, amax=9.0, basis="t"):
     global _GRID
     if _GRID is None or _GRID[0] != amax:
         a = gelu_grid(amax)
@@ -166,6 +168,8 @@ def fit_gelu_h(p, deg, amax=9.0):
     w = np.maximum(w, 1e-4)  # keep the polynomial sane where s is negligible
     p = f32(p)  # the kernels use the float32 value
     t = 1.0 / (1.0 + p * a)
+    if basis == "u":  # u = p a / (1 + p a) = 1 - t
+        t = p * a * t
     A = np.stack([t ** j for j in range(deg + 1)], axis=1) / h[:, None]
     b = np.ones_like(a)
     cf, E, err = lp_minimax_f32(A, b, w)
@@ -209,17 +213,19 @@ def main():
             print(f"deg {deg}: best p {best[0]} f32 err {best[1]:.3e} (lp {best[2]:.3e})")
             sys.stdout.flush()
 
-    print("\n# H(t) polynomials (low -> high), t = 1/(1 + p a)")
-    for deg, p in CHOSEN:
-        cf, E, err, sens = fit_gelu_h(p, deg)
-        print(f"deg {deg} p {p} ({hexf(p)}f): lp err {E:.3e}, f32-coef err {err:.3e}, "
-              f"t-sensitivity {sens:.3f}")
+    print("\n# H polynomials (low -> high) in t = 1/(1 + p a) or u = p a/(1 + p a)")
+    for name, deg, p, basis in CHOSEN:
+        cf, E, err, sens = fit_gelu_h(p, deg, basis=basis)
+        print(f"{name}: deg {deg} in {basis}, p {p} ({hexf(p)}f): lp err {E:.3e}, "
+              f"f32-coef err {err:.3e}, {basis}-sensitivity {sens:.3f}")
         print("   ", ", ".join(hexf(v) + "f" for v in cf))
 
 
-# (degree, p) pairs used by gelu_erf-inl.h (erf_r2, erf_r3, erf_r6); p chosen by
-# --scan (step 0.01; the minimum is sharp), used as the float32 value f32(p).
-CHOSEN = [(2, 0.39), (3, 0.3), (6, 0.35)]
+# (policy, degree, p, basis) used by gelu_erf-inl.h; p chosen by --scan (t
+# basis, step 0.01; the minimum is sharp), used as the float32 value f32(p).
+# erf_r6 uses the u basis (same polynomial space, better rounding near a = 0;
+# its f32 error is dominated by the rounding of the constant term H(0)).
+CHOSEN = [("erf_r2", 2, 0.39, "t"), ("erf_r3", 3, 0.3, "t"), ("erf_r6", 6, 0.35, "u")]
 
 if __name__ == "__main__":
     main()

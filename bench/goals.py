@@ -321,7 +321,9 @@ def main():
     print(("**Context:** " if md else "Context: ") +
           ", ".join(f"{k}={context.get(k, '?')}" for k in
                     ("actgrad_cpu_model", "actgrad_machine_id", "actgrad_compiler", "actgrad_build_type",
-                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "date")))
+                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "date",
+                     "actgrad_load_average_start", "actgrad_load_average_end", "actgrad_command")
+                    if k in context))
     print()
     rows = goal_rows(F)
     headers = ["goal", "op", "dtype", "n", "thr", "target", "shipping (phase2)", "both", "best variant",

@@ -20,7 +20,7 @@ struct VariantAccuracy {
   uint64_t count = 0;         // elements checked
   double share = 0;           // fraction of elements under the rule's threshold
   double max_err = 0;         // rule metric, finite elements (special mismatches excluded)
-  double max_ulp = 0;         // informational, ULPs of the output dtype
+  double max_ulp = 0;         // informational: ULPs of the output dtype at max(|ref|, |g|/16)
   uint64_t special_mismatch = 0;  // NaN/Inf not where the reference has them
   uint64_t over_hard_bound = 0;
   std::string first_failure;  // "" when shippable

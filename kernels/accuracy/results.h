@@ -9,12 +9,12 @@
 //   "tool_version": "0.1.0", "fp32_count": 1000000, "seed": 12345,
 //   "results": [
 //     {"op": "gelu_bwd", "dtype": "f32", "variant": "gelu_bwd.f32.none.erf_as.u4.avx3",
-//      "gelu_mode": "erf", "target": "avx3",
-//      "count": 4000123, "share": 1.0, "max_err": 1.2e-7, "max_ulp": 2.0,
-//      "shippable": true, "claimed_max_err": 2e-7, "g1_max_err": 1.1e-7,
-//      "g1_worst": "erf: x=-1.2345: got 0.1, reference 0.1000001",
-//      "claim_allowance": 2.6e-7, "meets_claim": true,
-//      "special_mismatch": 0, "over_hard_bound": 0, "first_failure": "", "seconds": 0.12}
+//      "gelu_mode": "erf", "approx": "erf_as", "target": "avx3", "shippable": true,
+//      "count": 1000426, "share": 1.0, "max_err": 1.2e-7, "max_ulp": 2.0,
+//      "special_mismatch": 0, "over_hard_bound": 0,
+//      "claimed_max_err": 2e-7, "g1_max_err": 1.1e-7, "claim_allowance": 2.6e-7,
+//      "meets_claim": true, "g1_worst": "erf: x=-1.2345: got 0.1, reference 0.1000001",
+//      "first_failure": ""}
 //   ],
 //   "not_run": [{"op": "...", "dtype": "...", "variant": "...", "target": "...",
 //                "reason": "not run (CPU lacks avx512fp16)"}]

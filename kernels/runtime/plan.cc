@@ -152,7 +152,9 @@ void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTens
   plan->variant = choice.variant;
   plan->threads = choice.threads;
   plan->chunk = choice.chunk;
-  plan->workspace = fast ? 0 : uint64_t(std::max(1, plan->threads)) * 3 * kBlockElems * DTypeSize(plan->dtype);
+  // Gather buffers: one block per operand per thread (none when nothing runs).
+  const bool gathers = !fast && plan->numel > 0;
+  plan->workspace = gathers ? uint64_t(std::max(1, plan->threads)) * 3 * kBlockElems * DTypeSize(plan->dtype) : 0;
 }
 
 namespace {

@@ -16,14 +16,18 @@ struct F32 { using T = float; static float Load(T v) { return v; } static T Stor
 struct F16 { using T = uint16_t; static float Load(T v) { return HalfToFloat(v); } static T Store(float f) { return FloatToHalf(f); } };
 struct BF16 { using T = uint16_t; static float Load(T v) { return BF16ToFloat(v); } static T Store(float f) { return FloatToBF16(f); } };
 
-float GeluFactor(float x, GeluApprox mode) {
+// The scalar GELU evaluates the factor in double: it is the portable
+// fallback, and fp32 libm erf/exp lose accuracy where the factor cancels
+// (x near -0.75) and in the tails.
+float GeluFactor(float xf, GeluApprox mode) {
+  const double x = xf;
   if (std::isinf(x)) return x > 0 ? 1.0f : 0.0f;
   if (mode == GeluApprox::kTanh) {
-    const float k = 0.7978845608028654f, c = 0.044715f;
-    const float t = std::tanh(k * (x + c * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+    const double k = 0.79788456080286535588, c = 0.044715;
+    const double t = std::tanh(k * (x + c * x * x * x));
+    return float(0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x));
   }
-  return 0.5f + 0.5f * std::erf(x * 0.70710678118654752f) + x * 0.3989422804014327f * std::exp(-0.5f * x * x);
+  return float(0.5 + 0.5 * std::erf(x * 0.70710678118654752440) + x * 0.39894228040143267794 * std::exp(-0.5 * x * x));
 }
 
 float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode) {
@@ -32,7 +36,7 @@ float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode) {
       return x > 0.0f ? g * float(ref::kSeluScale) : g * (x + float(ref::kSeluAlpha * ref::kSeluScale));
     case Op::kHardswishBwd:
       if (x < -3.0f) return 0.0f;
-      return x <= 3.0f ? g * (x / 3.0f + 0.5f) : g;
+      return x <= 3.0f ? g * std::fma(x, 1.0f / 3.0f, 0.5f) : g;
     case Op::kSoftshrinkBwd: return (x >= -p.lambd && x <= p.lambd) ? 0.0f : g;
     case Op::kGeluBwd: return g * GeluFactor(x, mode);
     case Op::kLogitGrad: {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accuracy/check.h"
+#include "accuracy/parallel.h"
 #include "accuracy/results.h"
 #include "variants/variant.h"
 
@@ -68,8 +69,7 @@ TEST_P(EveryVariant, MeetsClaimAndCommittedVerdict) {
     if (v.op == grp.op && v.dtype == grp.dtype && v.supported) vs.push_back(&v);
   ASSERT_FALSE(vs.empty()) << "no supported variant (the scalar ones always are)";
   std::vector<VariantAccuracy> rs(vs.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-  for (int64_t i = 0; i < int64_t(vs.size()); ++i) rs[size_t(i)] = CheckVariant(*vs[size_t(i)], TestOptions());
+  ParallelFor(2, vs.size(), [&](size_t i) { rs[i] = CheckVariant(*vs[i], TestOptions()); });
   const AccuracyCache* committed = Committed();
   int compared = 0;
   for (size_t i = 0; i < vs.size(); ++i) {

@@ -417,14 +417,20 @@ TEST_P(Kernels, StagingTileDoesNotChangeResults) {
   }
 }
 
+// RunVariant's splitting does not depend on the approximation: one variant
+// per (target, upcast, unroll, streaming) of the group keeps this quick.
 TEST_P(Kernels, RunVariantThreadsGiveTheSameBytes) {
   const Operands in = MakeOperands(GetParam().op, GetParam().dtype, kThreadN, 2);
+  std::set<std::string> shapes;
   for (const Variant* v : Supported()) {
+    if (!shapes.insert(v->target + "/" + v->upcast + "/" + std::to_string(v->unroll) + (v->nt_stores ? "nt" : "") +
+                       "/" + std::to_string(int(v->gelu_mode))).second)
+      continue;
     const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
     const size_t es = DTypeSize(v->dtype);
     std::vector<uint8_t> one(kThreadN * es);
     RunVariant(*v, KernelArgs{in.g.data(), in.x.data(), one.data(), kThreadN, p, 0}, 1, 0);
-    for (size_t chunk : {size_t{0}, size_t{64}, size_t{777}, size_t{1000}, size_t{4096}, size_t{8192}, kThreadN}) {
+    for (size_t chunk : {size_t{0}, size_t{64}, size_t{777}, size_t{4096}, kThreadN}) {
       GuardedBuffer out(kThreadN * es, 0);
       RunVariant(*v, KernelArgs{in.g.data(), in.x.data(), out.data(), kThreadN, p, 0}, 2, chunk);
       EXPECT_EQ(out.CheckGuards(), "") << v->name << " chunk " << chunk;

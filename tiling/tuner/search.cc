@@ -127,8 +127,8 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   const double unit = std::max(probe, 1e-6) * 1.25;
 
   const bool det = backend_.Deterministic();
-  const int finalists = std::max(2, opts_.finalists);
-  const int target = screen ? keep : finalists - 1;  // challengers left when halving stops
+  int finalists = std::max(2, opts_.finalists);
+  int target = screen ? keep : finalists - 1;  // challengers left when halving stops
 
   // Sample units of a plan: c challengers, base reps b0, final reps f.
   auto units = [&](int c, int b0, int f) {
@@ -157,6 +157,12 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   while (!fits() && base > 1) --base;
   while (!fits() && freps > std::max(1, std::min(opts_.final_reps, opts_.min_final_reps))) --freps, out.budget_cut = true;
   while (!fits() && nc > min_nc) --nc, out.budget_cut = true;
+  if (!fits() && !screen && finalists > 2) {  // last resort: the best challenger against the incumbent
+    finalists = 2;
+    target = 1;
+    nc = std::min(nc, 1);
+    out.budget_cut = true;
+  }
   if (!fits()) out.budget_cut = true;  // the minimal search overruns its share
   slots.resize(size_t(first_challenger + nc));
   out.candidates_searched = int(slots.size());

@@ -247,6 +247,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     };
 
     // --- the cells of the group ---
+    std::map<std::string, Candidate> prev_winner;  // per layout: the last bucket's choice
     for (const CellSpec* cs : gcells) {
       ++ci;
       const Bucket& b = cs->bucket;
@@ -259,13 +260,22 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       cur_start = search.spent();
       cur_what = cs->key;
       try {
-        const Candidate inc = be.Default(b);
         std::vector<Candidate> all = be.Candidates(b);
+        if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
+        const Candidate inc = be.Default(b);
+        // Order (what survives when the budget cuts candidates): the screen's
+        // variant rank, and within it the configuration (threads, tile) that
+        // won the previous size first, then the backend's order of configurations.
+        std::map<std::string, int> config_index;  // per variant, in backend order
+        const auto pw = prev_winner.find(b.layout);
         std::vector<std::pair<int, Candidate>> ranked;
         for (auto& c : all) {
           int r = rank_for(b.bucket, c.variant);
           if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
-          if (r >= 0) ranked.push_back({r, std::move(c)});
+          const int ci = config_index[c.variant]++;
+          const bool same_config = pw != prev_winner.end() && pw->second.threads == c.threads &&
+                                   pw->second.tile == c.tile && pw->second.extra == c.extra;
+          if (r >= 0) ranked.push_back({r + 2 * (same_config ? 0 : 1 + ci), std::move(c)});
         }
         std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
         std::vector<Candidate> cands;
@@ -277,6 +287,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
                       " vs default  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
                       std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
                       (o.budget_cut ? ", budget cut" : "") + "]");
+        prev_winner[b.layout] = o.chosen.cand;
         res.table.entries.push_back(ToEntry(o));
         res.cells.push_back(std::move(o));
       } catch (const Interrupted&) {

@@ -29,7 +29,7 @@ struct TuneConfig {
   bool quick = false;
   uint64_t max_n = uint64_t(1) << 26;  // largest n measured (bucket 13 is measured at 64M)
   int screen_keep = 6;                 // variants kept per screening size
-  std::vector<int> screen_buckets = {8, 11};
+  std::vector<int> screen_buckets = {8, 10};
   double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
   double screen_share = 0.10;    // of the measurement budget, for screening
   SearchOptions search;

@@ -113,10 +113,13 @@ VariantAccuracy CheckVariant(const Variant& v, const AccuracyOptions& opt) {
   r.over_hard_bound = rep.over_hard_bound;
   r.pass = rep.pass;
   if (!rep.pass) r.first_failure = first_failure.empty() ? rep.first_failure : first_failure;
-  r.g1_max_err = g1.Report().max_err;
+  const AccuracyReport g1_rep = g1.Report();
+  r.g1_max_err = g1_rep.max_err;
   if (v.claimed_max_err > 0) {
+    // NaN/Inf misplaced on an ordinary input breaks any claim.
     r.claim_allowance = v.claimed_max_err + UnitRoundoff(v.dtype) * (1.0 + v.claimed_max_err);
-    r.meets_claim = r.g1_max_err <= r.claim_allowance;
+    r.meets_claim = g1_rep.special_mismatch == 0 && r.g1_max_err <= r.claim_allowance;
+    if (g1_rep.special_mismatch) r.g1_worst = g1_rep.first_failure;
   } else {
     r.claim_allowance = 0;
     r.meets_claim = r.pass;

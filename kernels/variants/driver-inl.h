@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/ops-inl.h"
@@ -220,12 +221,22 @@ HWY_INLINE void FromF32(const float* src, T* dst, size_t m) {
 inline constexpr size_t kMaxStageTile = 8192;
 inline constexpr size_t kDefaultStageTile = 2048;
 
+// The staging scratch of this thread: 2 * kMaxStageTile floats on the heap,
+// shared by every staged kernel of this target. (Thread-local arrays would
+// put ~64 KiB of static TLS per template instantiation on every thread's
+// stack, which overflows OpenMP worker stacks.)
+HWY_INLINE float* StageScratch() {
+  static thread_local hwy::AlignedFreeUniquePtr<float[]> buf;
+  if (!buf) buf = hwy::AllocateAligned<float>(2 * kMaxStageTile);
+  return buf.get();
+}
+
 // Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
 // cast back. The scratch lives per thread.
 template <class Op, typename T, int kUnroll>
 HWY_NOINLINE void RunStaged(const T* g, const T* x, T* out, size_t n, const OpParams& p, size_t tile) {
-  alignas(64) static thread_local float sg[kMaxStageTile];
-  alignas(64) static thread_local float sx[kMaxStageTile];
+  float* sg = StageScratch();
+  float* sx = sg + kMaxStageTile;
   tile = tile ? std::min(tile, kMaxStageTile) : kDefaultStageTile;
   for (size_t i = 0; i < n; i += tile) {
     const size_t m = std::min(tile, n - i);

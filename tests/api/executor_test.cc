@@ -1,6 +1,8 @@
 // Executor semantics: an executor runs once unless made repeatable; a
 // workspace smaller than asked is refused; aclrtSynchronizeStream succeeds
 // after a good run.
+#include <thread>
+
 #include "api_test_util.h"
 
 namespace apitest {
@@ -183,6 +185,38 @@ TEST_P(Executor, ManyExecutorsInterleaved) {
 
 INSTANTIATE_TEST_SUITE_P(Executors, Executor, ::testing::ValuesIn(Ops()),
                          [](const ::testing::TestParamInfo<OpCase>& i) { return i.param.name; });
+
+// Several threads, each with its own stream, running ops concurrently.
+TEST(ExecutorMisc, ConcurrentCallsFromThreads) {
+  constexpr int kThreads = 4, kIters = 25;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &errors] {
+      aclrtStream st = nullptr;
+      if (aclrtCreateStream(&st) != ACL_SUCCESS) { errors[t] = "create stream"; return; }
+      const auto ops = Ops();
+      for (int i = 0; i < kIters && errors[t].empty(); ++i) {
+        const OpSpec& s = ops[size_t(t + i) % ops.size()].spec;
+        const int64_t n = 1000 + 37 * i + t;
+        Tensor g(DType::kF32, {n}), x(DType::kF32, {n}), o(DType::kF32, {n});
+        FillSimple(g, x, 1.0 + t, 0.01 * i);
+        const RunResult r = RunOp(s, g, x, o, st);
+        if (!r.ok()) errors[t] = "run failed: " + ErrMsg();
+        else if (!Check(s, g, x, o).pass) errors[t] = "wrong result in " + SpecName(s);
+        // a failing call on this thread leaves its own message
+        uint64_t ws = 0;
+        aclOpExecutor* ex = nullptr;
+        ScalarPtr holder;
+        if (GetWorkspace(s, nullptr, x, o, &ws, &ex, &holder) != ACLNN_ERR_PARAM_NULLPTR || ErrMsg().empty())
+          errors[t] = "null check";
+      }
+      aclrtDestroyStream(st);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(errors[t].empty()) << "thread " << t << ": " << errors[t];
+}
 
 TEST(ExecutorMisc, RepeatableNullIsRefused) {
   EXPECT_NE(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_SUCCESS);

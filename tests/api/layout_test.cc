@@ -228,6 +228,16 @@ void LayoutInPlaceOutputAliasesSelf(const OpType& p) {
   EXPECT_TRUE(Passes(Check(p.spec, g, x_before, o)));
 }
 
+// "Any strides": reversed views (negative strides) for inputs and output.
+void LayoutNegativeStrides(const OpType& p) {
+  const int64_t n = 101;
+  Tensor g(p.t, {3, n}, {n, -1}, n - 1, {3 * n});             // each row reversed
+  Tensor x(p.t, {3, n}, {-n, 1}, 2 * n, {3 * n});             // rows in reverse order
+  Tensor o(p.t, {3, n}, {-2 * n, -2}, 6 * n - 1, {6 * n + 8});  // both, every other element
+  FillInputs(p.spec, g, x, 12);
+  EXPECT_TRUE(RunAndCheck(p.spec, g, x, o));
+}
+
 void LayoutLengthsAroundVectorWidths(const OpType& p) {
   for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 129, 255, 257, 1023, 1025, 4097}) {
     Tensor g(p.t, {n}), x(p.t, {n}), o(p.t, {n});
@@ -255,6 +265,7 @@ TEST(Layouts, EmptyWithNullData) { ForAll(OpTypes(), LayoutEmptyWithNullData); }
 TEST(Layouts, InPlaceOutputAliasesGradOutput) { ForAll(OpTypes(), LayoutInPlaceOutputAliasesGradOutput); }
 TEST(Layouts, InPlaceOutputAliasesSelf) { ForAll(OpTypes(), LayoutInPlaceOutputAliasesSelf); }
 TEST(Layouts, LengthsAroundVectorWidths) { ForAll(OpTypes(), LayoutLengthsAroundVectorWidths); }
+TEST(Layouts, NegativeStrides) { ForAll(OpTypes(), LayoutNegativeStrides); }
 
 // ---- broadcasting (GELU and Softshrink)
 

@@ -166,6 +166,33 @@ TEST(Runtime, DataTypeSize) {
   EXPECT_EQ(aclDataTypeSize(ACL_DT_UNDEFINED), 0u);
 }
 
+TEST(Runtime, TensorGetters) {
+  const int64_t d[3] = {2, 3, 4}, st[3] = {1, 2, 6}, sd[1] = {30};
+  float buf[30] = {};
+  aclTensor* t = aclCreateTensor(d, 3, ACL_BF16, st, 5, ACL_FORMAT_ND, sd, 1, buf);
+  ASSERT_NE(t, nullptr) << ErrMsg();
+  int64_t* v = nullptr;
+  uint64_t n = 0;
+  ASSERT_EQ(aclGetViewShape(t, &v, &n), 0);
+  EXPECT_EQ(std::vector<int64_t>(v, v + n), (std::vector<int64_t>{2, 3, 4}));
+  delete[] v;  // CANN: the caller frees the array
+  ASSERT_EQ(aclGetViewStrides(t, &v, &n), 0);
+  EXPECT_EQ(std::vector<int64_t>(v, v + n), (std::vector<int64_t>{1, 2, 6}));
+  delete[] v;
+  ASSERT_EQ(aclGetStorageShape(t, &v, &n), 0);
+  EXPECT_EQ(std::vector<int64_t>(v, v + n), (std::vector<int64_t>{30}));
+  delete[] v;
+  int64_t off = 0;
+  EXPECT_EQ(aclGetViewOffset(t, &off), 0);
+  EXPECT_EQ(off, 5);
+  aclDataType dt = ACL_DT_UNDEFINED;
+  EXPECT_EQ(aclGetDataType(t, &dt), 0);
+  EXPECT_EQ(dt, ACL_BF16);
+  EXPECT_NE(aclGetViewShape(nullptr, &v, &n), 0);
+  EXPECT_NE(aclGetDataType(t, nullptr), 0);
+  EXPECT_EQ(aclDestroyTensor(t), 0);
+}
+
 TEST(Runtime, RecentErrMsgNeverNull) {
   EXPECT_NE(aclGetRecentErrMsg(), nullptr);
   (void)aclrtMemset(nullptr, 1, 0, 1);

@@ -227,14 +227,32 @@ std::string WithinRule(Op op, DType t, const Operands& in, const uint8_t* out, c
   return "";
 }
 
-// Largest difference in ULPs of the output dtype between two finite results.
-double MaxUlpDiff(DType t, const uint8_t* a, const uint8_t* b, size_t n) {
-  double m = 0;
+// |a - b| in ULPs of the output dtype at the scale of the gradient,
+// max(|b|, |g|, smallest normal): an exact op computes g * factor with a
+// factor of order 1, so its rounding errors are ULPs of that scale.
+double GradUlps(DType t, double a, double b, double g) {
+  int bits = 23;
+  double min_normal = 0x1p-126;
+  if (t == DType::kF16) bits = 10, min_normal = 0x1p-14;
+  if (t == DType::kBF16) bits = 7;
+  const double mag = std::max({std::fabs(b), std::isfinite(g) ? std::fabs(g) : 0.0, min_normal});
+  return std::fabs(a - b) / std::ldexp(1.0, std::ilogb(mag) - bits);
+}
+
+// Near-exact: NaN/Inf exactly where the scalar result has them, zeros of
+// either sign equal, otherwise at most `max_ulps` ULPs at the gradient's scale.
+// Sets *ulps to the largest difference seen.
+std::string NearExact(DType t, const Operands& in, const uint8_t* out, const uint8_t* scalar, size_t n,
+                      double max_ulps, double* ulps) {
   for (size_t i = 0; i < n; ++i) {
-    const double va = Elem(t, a, i), vb = Elem(t, b, i);
-    if (std::isfinite(va) && std::isfinite(vb)) m = std::max(m, UlpError(t, va, vb));
+    const double o = Elem(t, out, i), s = Elem(t, scalar, i), g = Elem(t, in.g.data(), i);
+    if ((std::isnan(o) && std::isnan(s)) || o == s) continue;
+    if (!std::isfinite(o) || !std::isfinite(s)) return Describe(t, in, i, o, s);
+    const double u = GradUlps(t, o, s, g);
+    *ulps = std::max(*ulps, u);
+    if (u > max_ulps) return Describe(t, in, i, o, s) + " (" + std::to_string(u) + " ulp)";
   }
-  return m;
+  return "";
 }
 
 // ---- the variants under test ---------------------------------------------------
@@ -244,13 +262,22 @@ const Variant* ScalarFor(const Variant& v) {
   return nullptr;
 }
 
-// Exact ops through Highway (fp32 arithmetic, the same operations as the
-// scalar variant: x / 3, not x * (1/3)) and integers must equal the scalar
-// variant bit for bit. The hand-written avx512fp16 kernels may not: fp16
-// arithmetic (f16native) rounds intermediate results, and the fp32 ones
-// multiply by 1/3 (1 ulp differences found in Hardswish f16/bf16); they are
-// held to the rule instead.
-bool BitExactWithScalar(const Variant& v) { return v.approx == "exact" && v.target != "avx512fp16"; }
+// How an exact op (no approximation) must compare with the scalar variant.
+// SELU and Softshrink through Highway, and integer SELU, compute exactly what
+// the scalar variant computes: bit for bit. Hardswish computes
+// g * fma(x, 1/3, 0.5): a true FMA on FMA targets and in the scalar variant
+// (std::fma), a multiply and an add on SSE4 -- a factor 1 ulp apart (and
+// +0 vs -0 at x = -1.5). The hand-written avx512fp16 kernels round
+// differently too (fp16 arithmetic in f16native). Those are held to 2 ulps at
+// the gradient's scale (a 1-ulp difference in the factor becomes up to 2 ulps
+// of g * factor; measured: 2 in f32 on SSE4, 1 in f16, 0.5 in bf16), zeros
+// of either sign equal, specials exact.
+enum class ExactCheck { kBits, kNearExact, kRule };
+ExactCheck HowToCompare(const Variant& v) {
+  if (v.approx != "exact") return ExactCheck::kRule;
+  if (v.target == "avx512fp16" || v.op == Op::kHardswishBwd) return ExactCheck::kNearExact;
+  return ExactCheck::kBits;
+}
 
 // Variants the committed docs/accuracy.json marks not shippable: their
 // numbers are not compared with the scalar variant (the structure still is).
@@ -309,7 +336,7 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
   ASSERT_FALSE(vs.empty());
   const Operands& in = Small();
   const size_t es = DTypeSize(GetParam().dtype);
-  int bit_exact = 0, rule = 0, skipped = 0;
+  int bit_exact = 0, one_ulp = 0, rule = 0, skipped = 0;
   double native_exact_ulps = 0;
   std::set<std::string> scalar_reported;
   for (const Variant* v : vs) {
@@ -331,13 +358,17 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
         break;
       }
       std::string diff;
-      if (BitExactWithScalar(*v)) {
+      const ExactCheck how = HowToCompare(*v);
+      if (how == ExactCheck::kBits) {
         diff = SameBits(v->dtype, in, full.out.data(), ref.out.data(), kMaxN);
         ++bit_exact;
+      } else if (how == ExactCheck::kNearExact) {
+        double u = 0;
+        diff = NearExact(v->dtype, in, full.out.data(), ref.out.data(), kMaxN, 2.0, &u);
+        native_exact_ulps = std::max(native_exact_ulps, u);
+        ++one_ulp;
       } else if (!KnownNotShippable(v->name)) {
         diff = WithinRule(v->op, v->dtype, in, full.out.data(), ref.out.data(), kMaxN, p, wrong);
-        if (v->approx == "exact")
-          native_exact_ulps = std::max(native_exact_ulps, MaxUlpDiff(v->dtype, full.out.data(), ref.out.data(), kMaxN));
         ++rule;
       } else {
         ++skipped;
@@ -352,9 +383,9 @@ TEST_P(Kernels, MatchScalarAndOwnTailsAtSmallSizes) {
       }
     }
   }
-  std::printf("[   INFO   ] %zu variants: %d bit-exact and %d within-rule comparisons, %d skipped (not shippable); "
-              "exact ops off the bit-exact path differ from scalar by up to %g ulp\n",
-              vs.size(), bit_exact, rule, skipped, native_exact_ulps);
+  std::printf("[   INFO   ] %zu variants; comparisons with the scalar variant: %d bit-exact, %d within 2 ulps "
+              "(largest difference %g ulp), %d within the rule, %d skipped (not shippable)\n",
+              vs.size(), bit_exact, one_ulp, native_exact_ulps, rule, skipped);
   (void)es;
 }
 

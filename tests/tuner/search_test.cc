@@ -113,7 +113,7 @@ TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
   const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
   EXPECT_EQ(o.chosen.cand.variant, "v0");
   EXPECT_FALSE(o.challenger_won);
-  EXPECT_NE(o.decision.find("not significant"), std::string::npos) << o.decision;
+  EXPECT_NE(o.decision.find("below the 2% margin"), std::string::npos) << o.decision;
   ASSERT_TRUE(o.runner_up.has_value());
   EXPECT_EQ(o.runner_up->cand.variant, "v1");
 }

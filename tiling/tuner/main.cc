@@ -240,19 +240,20 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string&
 int main(int argc, char** argv) {
   CLI::App app{"actgrad-tune: tunes the tiling table (variant, tile, threads per op x dtype x size bucket x layout)"};
   std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "5-13", layouts_s = "contig,bcast";
-  std::string modes_s = "none,tanh", out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
+  std::string modes_s, out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false;
   uint64_t seed = 1;
   int threads = 0, reps = 0;
   double min_ms = 0;
-  app.add_option("--budget", budget_s, "Time budget, e.g. 10m, 90s, 1h (default 10m; 100s with --quick)");
+  app.add_option("--budget", budget_s, "Time budget, e.g. 10m, 90s, 1h (default 10m; 85s with --quick)");
   app.add_flag("--quick", quick, "Fast, coarser run (fewer variants kept by the screen, fewer repetitions)");
   app.add_option("--ops", ops_s, "Ops (comma list, prefixes allowed: gelu,logit) or all");
   app.add_option("--dtypes", dtypes_s, "Dtypes: f32,f16,bf16 (i32,i8 for SELU)");
   app.add_option("--sizes", sizes_s, "Size buckets: 5-13, 1K-64M, 1K..64M, 64K,1M (bucket k holds [4^k, 4^(k+1)))");
   app.add_option("--layouts", layouts_s, "contig,bcast (bcast only for ops that broadcast: gelu_bwd, softshrink_bwd)");
-  app.add_option("--gelu-modes", modes_s, "GELU formulas to tune: none (erf),tanh");
+  app.add_option("--gelu-modes", modes_s,
+                 "GELU formulas to tune: none (erf),tanh (default both; only none for non-CPU backends)");
   app.add_option("--out", out_path, "Table to write (default tiling/tables/<machine-id>.json)");
   app.add_option("--log", log_path, "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl)");
   app.add_flag("--fsync-each", fsync_each,
@@ -289,6 +290,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "actgrad-tune: unknown layout \"%s\" (contig, bcast)\n", l.c_str());
       return 2;
     }
+  // The Atlas kernels compute the erf form only (their backend ignores the formula).
+  if (modes_s.empty()) modes_s = backend_name == "cpu" ? "none,tanh" : "none";
   cfg.gelu_modes.clear();
   for (const auto& m : Split(modes_s)) {
     if (m == "none" || m == "erf") cfg.gelu_modes.push_back(GeluApprox::kNone);
@@ -466,7 +469,21 @@ int main(int argc, char** argv) {
     std::printf("note: the run took longer than the budget (the minimal search of some cells overran its share)\n");
   std::printf("geometric-mean speed-up over the default (tuning samples):\n");
   for (const auto& g : order) std::printf("  %-32s %.2fx\n", g.c_str(), GeoMean(sp[g]));
-  for (const auto& n : res.notes) std::printf("note: %s\n", n.c_str());
+  {  // notes, grouped by reason (e.g. a layout the backend does not offer)
+    std::map<std::string, std::vector<std::string>> by_reason;
+    std::vector<std::string> reasons;
+    for (const auto& n : res.notes) {
+      const auto p = n.find(": ");
+      const std::string cell = n.substr(0, p), why = p == std::string::npos ? n : n.substr(p + 2);
+      if (!by_reason.count(why)) reasons.push_back(why);
+      by_reason[why].push_back(cell);
+    }
+    for (const auto& why : reasons) {
+      const auto& cells = by_reason[why];
+      std::printf("note: %zu cell(s) %s: %s%s\n", cells.size(), why.c_str(), cells.front().c_str(),
+                  cells.size() > 1 ? (" ... " + cells.back()).c_str() : "");
+    }
+  }
   std::printf("check it with: actgrad-tune --verify %s\n", out_path.c_str());
   return 0;
 }

@@ -256,9 +256,13 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
       out.challenger_won = true;
       out.decision = "challenger wins: " + Fmt("%.1f", 100 * gain) + "% faster" +
                      (det ? std::string() : ", p=" + Fmt("%.3g", out.p_value));
+    } else if (!det && out.p_value >= opts_.alpha) {
+      out.decision = "incumbent kept: challenger " + Fmt("%.1f", 100 * gain) + "% faster, p=" +
+                     Fmt("%.3g", out.p_value) + ", not significant";
     } else {
-      out.decision = "incumbent kept: challenger " + Fmt("%.1f", 100 * gain) + "% faster" +
-                     (det ? std::string() : ", p=" + Fmt("%.3g", out.p_value)) + " is not significant";
+      out.decision = "incumbent kept: challenger " + Fmt("%.1f", 100 * gain) + "% faster, below the " +
+                     Fmt("%.0f", 100 * opts_.min_gain) + "% margin" +
+                     (det ? std::string() : " (p=" + Fmt("%.3g", out.p_value) + ")");
     }
   }
   out.chosen = stats(chosen, slots[size_t(chosen)].Round(final_round));

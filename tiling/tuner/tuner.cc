@@ -40,7 +40,7 @@ TuneConfig TuneConfig::Defaults(bool quick) {
   TuneConfig c;
   c.quick = quick;
   if (quick) {
-    c.budget_sec = 100;
+    c.budget_sec = 85;
     c.screen_keep = 3;
     c.search.min_seconds = 0.001;
     c.search.final_reps = 6;

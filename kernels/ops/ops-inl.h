@@ -66,9 +66,10 @@ struct HardswishBwdOp {
     const auto three = hn::Set(d, 3.0f);
     const auto neg_three = hn::Set(d, -3.0f);
     const auto mid = hn::And(hn::Ge(x, neg_three), hn::Le(x, three));  // false for NaN
-    // x/3 + 0.5 as one multiply-add by 1/3 (within an ulp of x/3 + 0.5; a
-    // division would dominate the cost of this op).
-    const auto slope = hn::Mul(g, hn::MulAdd(x, hn::Set(d, 1.0f / 3.0f), hn::Set(d, 0.5f)));
+    // x/3 + 0.5 as (x + 1.5) * (1/3): no division (it would dominate the
+    // cost of this op), exactly 0 at x = -1.5 (so g = Inf gives NaN there,
+    // as the exact formula does), the same bits on every target.
+    const auto slope = hn::Mul(g, hn::Mul(hn::Add(x, hn::Set(d, 1.5f)), hn::Set(d, 1.0f / 3.0f)));
     const auto r = hn::IfThenElse(mid, slope, g);  // x > 3 and NaN -> g
     return hn::IfThenZeroElse(hn::Lt(x, neg_three), r);
   }

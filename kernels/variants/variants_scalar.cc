@@ -36,7 +36,7 @@ float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode) {
       return x > 0.0f ? g * float(ref::kSeluScale) : g * (x + float(ref::kSeluAlpha * ref::kSeluScale));
     case Op::kHardswishBwd:
       if (x < -3.0f) return 0.0f;
-      return x <= 3.0f ? g * std::fma(x, 1.0f / 3.0f, 0.5f) : g;
+      return x <= 3.0f ? g * ((x + 1.5f) * (1.0f / 3.0f)) : g;
     case Op::kSoftshrinkBwd: return (x >= -p.lambd && x <= p.lambd) ? 0.0f : g;
     case Op::kGeluBwd: return g * GeluFactor(x, mode);
     case Op::kLogitGrad: {

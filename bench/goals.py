@@ -11,6 +11,13 @@ Figures per benchmark are medians over repetitions (the "median" aggregate
 when present, else the median of the repetitions in the file); cv is the
 coefficient of variation of bytes_per_second (or of real_time).
 
+"% of limit" is 100 x bytes_per_second / the best of the roof/stream_plain
+and roof/stream_nt medians of the same n and threads in the results (the
+definition of docs/conventions.md; with random interleaving the roof
+repetitions are spread over the run like every other benchmark's); with
+--counters, the programs' own pct_of_bandwidth counters (the limit measured
+once per process at first use) are used instead.
+
 The goals (N = 16M and 64K elements):
   G1  N=16M, 1 and 2 threads, every op and float dtype: >= 90 % of the in-run
       limit (pct_of_bandwidth: best of stream_plain / stream_nt, same n, threads)
@@ -27,6 +34,8 @@ have no fp16 CPU kernels for these ops) the ratio is taken against the
 faster peer's f32 kernel and marked "vs f32".
 """
 import argparse
+import contextlib
+import io
 import json
 import re
 import statistics
@@ -40,7 +49,9 @@ N64K = 64 * 1024
 
 
 def load(paths):
-    """Returns (context, {run_name: {"median": {...}, "cv": {...}, "reps": int}})."""
+    """Returns (context, {(binary, run_name): {"median": {...}, "cv": {...}, "reps": int}}).
+    binary: the entry's "actgrad_binary" (set by scripts/bench when it merges
+    the two programs' results) or the file's context actgrad_binary."""
     context = {}
     reps = {}
     aggs = {}
@@ -49,21 +60,22 @@ def load(paths):
             data = json.load(f)
         for k, v in data.get("context", {}).items():
             context.setdefault(k, v)
+        default_binary = data.get("context", {}).get("actgrad_binary", "")
         for b in data.get("benchmarks", []):
             if b.get("error_occurred"):
                 continue
-            run = b.get("run_name", b["name"])
+            key = (b.get("actgrad_binary", default_binary), b.get("run_name", b["name"]))
             if b.get("run_type") == "aggregate":
-                aggs.setdefault(run, {})[b.get("aggregate_name")] = b
+                aggs.setdefault(key, {})[b.get("aggregate_name")] = b
             else:
-                reps.setdefault(run, []).append(b)
+                reps.setdefault(key, []).append(b)
     keys = ("bytes_per_second", "items_per_second", "pct_of_bandwidth",
             "pct_of_bandwidth_same_bytes", "roof_bytes_per_second", "real_time")
     out = {}
-    for run in set(reps) | set(aggs):
+    for key in set(reps) | set(aggs):
         med, cv = {}, {}
-        a = aggs.get(run, {})
-        rs = reps.get(run, [])
+        a = aggs.get(key, {})
+        rs = reps.get(key, [])
         for k in keys:
             if "median" in a and k in a["median"]:
                 med[k] = a["median"][k]
@@ -75,19 +87,25 @@ def load(paths):
                 m = statistics.mean(r[k] for r in rs)
                 cv[k] = statistics.stdev(r[k] for r in rs) / m if m else 0.0
         if med:
-            out[run] = {"median": med, "cv": cv, "reps": max(len(rs), 1)}
+            out[key] = {"median": med, "cv": cv, "reps": max(len(rs), 1), "binary": key[0]}
     return context, out
 
 
 def index(results):
-    """Groups results by kind: {kind: {(subject, n, thr): entry}}."""
+    """Groups results by kind: {kind: {(subject, n, thr): entry}}; the roof
+    benchmarks (which both programs may run) by program: {"roof": {binary:
+    {(subject, n, thr): entry}}}."""
     idx = {"roof": {}, "variant": {}, "api": {}, "peer": {}}
-    for run, e in results.items():
+    for (binary, run), e in results.items():
         m = NAME_RE.match(run)
         if not m:
             continue
         kind, subject, n, thr = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
-        idx[kind][(subject, n, thr)] = e
+        e["n"], e["thr"] = n, thr
+        if kind == "roof":
+            idx["roof"].setdefault(binary, {})[(subject, n, thr)] = e
+        else:
+            idx[kind][(subject, n, thr)] = e
     return idx
 
 
@@ -95,7 +113,9 @@ def load_accuracy(path):
     if not path:
         return None
     with open(path) as f:
-        rows = json.load(f)
+        data = json.load(f)
+    # A bare list (docs/conventions.md) or {"schema": "actgrad-accuracy", "results": [...]}.
+    rows = data.get("results", []) if isinstance(data, dict) else data
     return {r["variant"] for r in rows if r.get("shippable")}
 
 
@@ -142,25 +162,53 @@ class Figures:
                 return label, ips
         return None, None
 
-    def roof(self, n, thr):
-        vals = [self.idx["roof"].get((k, n, thr)) for k in ("stream_plain", "stream_nt")]
-        vals = [v["median"]["bytes_per_second"] for v in vals if v]
-        return max(vals) if vals else None
 
 
 def gbps(e):
     return e["median"]["bytes_per_second"] / 1e9
 
 
+# binary -> {(n, thr) -> the best of the roof/stream_plain and roof/stream_nt
+# medians} (set in main). Empty: the programs' own counters are used.
+ROOF = {}
+
+
+def limit_of(binary, n, thr):
+    """docs/conventions.md: the best roof/stream_* figure of the same n and
+    threads measured in that run (the same program's, else the other's), or
+    the largest-n figure when that n was not run."""
+    order = [binary] + sorted(b for b in ROOF if b != binary)
+    for b in order:
+        if (n, thr) in ROOF.get(b, {}):
+            return ROOF[b][(n, thr)]
+    for b in order:
+        same_thr = [(k[0], v) for k, v in ROOF.get(b, {}).items() if k[1] == thr]
+        if same_thr:
+            return max(same_thr)[1]
+    return None
+
+
 def pct(e):
+    lim = limit_of(e.get("binary", ""), e["n"], e["thr"]) if "n" in e else None
+    if lim:
+        return 100.0 * e["median"]["bytes_per_second"] / lim
     return e["median"].get("pct_of_bandwidth")
+
+
+def pct_same_bytes(e):
+    """Against a stream of the same footprint: the programs' ratio of the two
+    limits applied to pct()."""
+    m = e["median"]
+    if m.get("pct_of_bandwidth") and m.get("pct_of_bandwidth_same_bytes") is not None:
+        return pct(e) * m["pct_of_bandwidth_same_bytes"] / m["pct_of_bandwidth"]
+    return None
 
 
 def fmt_pct(e):
     if not e:
         return "-"
     s = f"{pct(e):.0f} %"
-    same = e["median"].get("pct_of_bandwidth_same_bytes")
+    same = pct_same_bytes(e)
     if same is not None and abs(same - pct(e)) > 0.5:
         s += f" ({same:.0f} % same-bytes)"
     return s
@@ -253,11 +301,16 @@ def size_label(n):
     return str(n)
 
 
+def dtype_rank(dt):
+    order = FLOAT_DTYPES + ["i32", "i8"]
+    return order.index(dt) if dt in order else len(order)
+
+
 def figures_rows(F):
     peers = F.peers()
     keys = sorted({(s.split(".")[0], s.split(".")[1], n, t) for (s, n, t) in F.idx["api"]
                    if s.endswith(".contig.phase2")},
-                  key=lambda k: (OPS.index(k[0]) if k[0] in OPS else 9, k[1], k[2], k[3]))
+                  key=lambda k: (OPS.index(k[0]) if k[0] in OPS else 9, dtype_rank(k[1]), k[2], k[3]))
     rows = []
     for op, dt, n, thr in keys:
         ship = F.api(op, dt, n, thr)
@@ -278,7 +331,11 @@ def figures_rows(F):
 
 def layout_rows(F):
     rows = []
-    for (s, n, thr), e in sorted(F.idx["api"].items()):
+    def key(kv):
+        (s, n, thr) = kv[0]
+        op, dt = s.split(".")[:2]
+        return (OPS.index(op) if op in OPS else 9, dtype_rank(dt), s, n, thr)
+    for (s, n, thr), e in sorted(F.idx["api"].items(), key=key):
         op, dt, layout, phase = s.split(".")
         if layout == "contig" or phase != "phase2":
             continue
@@ -290,7 +347,11 @@ def layout_rows(F):
 
 def phase1_rows(F):
     rows = []
-    for (s, n, thr), e in sorted(F.idx["api"].items()):
+    def key(kv):
+        (s, n, thr) = kv[0]
+        op, dt = s.split(".")[:2]
+        return (OPS.index(op) if op in OPS else 9, dtype_rank(dt), s, n, thr)
+    for (s, n, thr), e in sorted(F.idx["api"].items(), key=key):
         op, dt, layout, phase = s.split(".")
         if phase != "phase1" or thr != 1:
             continue
@@ -300,10 +361,13 @@ def phase1_rows(F):
 
 def roof_rows(F):
     rows = []
-    for (s, n, thr), e in sorted(F.idx["roof"].items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
-        rows.append([s, size_label(n), thr, f"{gbps(e):.1f}",
-                     f"{100 * e['cv'].get('bytes_per_second', 0):.1f} %" if e["cv"] else "-"])
-    return ["roof", "n", "thr", "GB/s", "cv"], rows
+    many = len(F.idx["roof"]) > 1
+    for binary, entries in sorted(F.idx["roof"].items()):
+        for (s, n, thr), e in sorted(entries.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+            rows.append(([binary] if many else []) +
+                        [s, size_label(n), thr, f"{gbps(e):.1f}",
+                         f"{100 * e['cv'].get('bytes_per_second', 0):.1f} %" if e["cv"] else "-"])
+    return (["program"] if many else []) + ["roof", "n", "thr", "GB/s", "cv"], rows
 
 
 def main():
@@ -312,10 +376,42 @@ def main():
     ap.add_argument("--accuracy", help="docs/accuracy.json: best variant among shippable ones only")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--figures", action="store_true", help="also print the figure tables")
+    ap.add_argument("--write-doc", metavar="FILE.md",
+                    help="write the markdown tables into FILE.md between the lines "
+                         "'<!-- goals.py:begin -->' and '<!-- goals.py:end -->' (docs/performance.md)")
+    ap.add_argument("--counters", action="store_true",
+                    help="%% of limit from the programs' pct_of_bandwidth counters (limit measured once, "
+                         "at first use) instead of this run's roof/stream_* medians")
     args = ap.parse_args()
 
+    if args.write_doc:
+        args.markdown = args.figures = True
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            report(args)
+        with open(args.write_doc) as f:
+            doc = f.read()
+        begin, end = "<!-- goals.py:begin -->", "<!-- goals.py:end -->"
+        if begin not in doc or end not in doc:
+            sys.exit(f"{args.write_doc}: no '{begin}' ... '{end}' block")
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        with open(args.write_doc, "w") as f:
+            f.write(head + begin + "\n" + buf.getvalue().rstrip("\n") + "\n" + end + tail)
+        print(f"wrote the tables into {args.write_doc}")
+        return 0
+    return report(args)
+
+
+def report(args):
     context, results = load(args.json)
     F = Figures(index(results), load_accuracy(args.accuracy))
+    if not args.counters:
+        for binary, entries in F.idx["roof"].items():
+            r = ROOF.setdefault(binary, {})
+            for (subject, n, thr), e in entries.items():
+                if subject.startswith("stream_"):
+                    r[(n, thr)] = max(r.get((n, thr), 0.0), e["median"]["bytes_per_second"])
     md = args.markdown
 
     print(("**Context:** " if md else "Context: ") +
@@ -325,6 +421,9 @@ def main():
                      "actgrad_load_average_start", "actgrad_load_average_end", "actgrad_command")
                     if k in context))
     print()
+    if md:
+        print("### Speed goals")
+        print()
     rows = goal_rows(F)
     headers = ["goal", "op", "dtype", "n", "thr", "target", "shipping (phase2)", "both", "best variant",
                "cv", "verdict"]

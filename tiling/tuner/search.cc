@@ -120,40 +120,55 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   const int first_challenger = screen ? 0 : 1;
   const int n_challengers = int(slots.size()) - first_challenger;
 
-  // Probe: round 0, rep 0 of the incumbent (or the first candidate) prices a sample.
-  const double before_probe = out.cost_sec;
+  // Probes: round 0, rep 0 of the incumbent (or the first candidate) and of
+  // the next candidate price a sample (their logged cost, warm-up included:
+  // so a resumed run plans the same). The incumbent may be much slower than
+  // the rest (e.g. threads stalled by other processes): it is priced alone.
+  double before = out.cost_sec;
   slots[0].got[{0, 0}] = Sample(cell, b, slots[0].cand, 0, 0, &out);
-  const double probe = out.cost_sec - before_probe;
-  const double unit = std::max(probe, 1e-6) * 1.25;
+  const double cost0 = std::max(out.cost_sec - before, 1e-6);
+  double cost1 = cost0;
+  if (slots.size() > 1) {
+    before = out.cost_sec;
+    slots[1].got[{0, 0}] = Sample(cell, b, slots[1].cand, 0, 0, &out);
+    cost1 = std::max(out.cost_sec - before, 1e-6);
+  }
+  const double unit_other = 1.15 * std::min(cost0, cost1);  // a typical candidate's sample
+  const double unit_first = screen ? unit_other : 1.15 * cost0;  // the incumbent's
 
   const bool det = backend_.Deterministic();
   int finalists = std::max(2, opts_.finalists);
   int target = screen ? keep : finalists - 1;  // challengers left when halving stops
 
-  // Sample units of a plan: c challengers, base reps b0, final reps f.
-  auto units = [&](int c, int b0, int f) {
-    if (det) return double(c + first_challenger);
-    double u = 0;
+  // Seconds of a plan: c challengers, base reps b0, final reps f. The
+  // incumbent (cell mode) is measured in every round as well.
+  auto plan_cost = [&](int c, int b0, int f) {
+    if (det) return double(c + first_challenger) * unit_other;
+    double ch = 0, inc = 0;
     int r = 0;
     if (screen) {
       for (;; ++r) {
-        u += double(c) * double(b0 << r);
+        ch += double(c) * double(b0 << r);
         if (c <= target) break;
         c = std::max(target, (c + 1) / 2);
       }
-      return u;
+      return ch * unit_other;
     }
     while (c > target) {
-      u += double(c + 1) * double(b0 << r);
+      ch += double(c) * double(b0 << r);
+      inc += double(b0 << r);
       c = std::max(target, (c + 1) / 2);
       ++r;
     }
-    return u + double(c + 1) * double(f);
+    ch += double(c) * double(f);
+    inc += double(f);
+    return ch * unit_other + inc * unit_first;
   };
   int base = std::max(1, opts_.max_base_reps), freps = std::max(1, opts_.final_reps);
   int nc = n_challengers;
   const int min_nc = std::min(n_challengers, screen ? keep + 1 : target);
-  auto fits = [&] { return units(nc, base, freps) * unit <= budget_sec; };
+  const double spent_probes = out.cost_sec;
+  auto fits = [&] { return spent_probes + plan_cost(nc, base, freps) <= budget_sec; };
   while (!fits() && base > 1) --base;
   while (!fits() && freps > std::max(1, std::min(opts_.final_reps, opts_.min_final_reps))) --freps, out.budget_cut = true;
   while (!fits() && nc > min_nc) --nc, out.budget_cut = true;

@@ -52,6 +52,9 @@ TuneConfig TuneConfig::Defaults(bool quick) {
 
 json TuneConfig::ToJson() const {
   json j;
+  // Bump when the search changes how it walks (a log of another version is
+  // not replayed: its samples would be asked for in another order).
+  j["search_version"] = 3;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -105,7 +108,10 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
             c.bucket = Bucket{op, t, layout, k, RepresentativeN(k, cfg.max_n), m};
             c.key = CellKey(c.bucket);
             c.group = GroupKey(c.bucket);
-            c.weight = 2.0 + double(c.bucket.n) / double(1 << 20);
+            // Budget weight: samples of large cells cost more (a call takes
+            // longer than a sample's minimum), but beyond 8M elements no cell
+            // can be searched fully in a 10-minute run: those share alike.
+            c.weight = 1.0 + double(std::min<uint64_t>(c.bucket.n, uint64_t(8) << 20)) / double(1 << 20);
             cells.push_back(std::move(c));
           }
         }

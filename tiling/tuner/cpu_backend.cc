@@ -403,6 +403,10 @@ nlohmann::json CpuBackend::Provenance() {
   p["cpu_flags"] = flags;
   p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
   p["omp_max_threads"] = MaxThreads();
+  // OMP_WAIT_POLICY changes what threads cost on a shared machine (spinning
+  // waits stall for milliseconds when another process holds a core).
+  const char* wait = std::getenv("OMP_WAIT_POLICY");
+  p["omp_wait_policy"] = wait && *wait ? wait : "default";
   nlohmann::json caches = nlohmann::json::object();
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cctype>
 #include <chrono>
 #include <csignal>
@@ -408,6 +409,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "actgrad-tune: log %s%s\n", log_path.c_str(),
                log.loaded() ? (" (resuming: " + std::to_string(log.loaded()) + " measurements)").c_str() : "");
 
+  // Other processes on the cores make multi-threaded candidates look slow
+  // (a parallel region waits for its descheduled threads): say so.
+  double load_start[3] = {0, 0, 0};
+  if (getloadavg(load_start, 3) == 3 && backend->Name() == "cpu" && load_start[0] > 0.5)
+    std::fprintf(stderr,
+                 "actgrad-tune: note: load average %.2f: other processes share the cores; multi-threaded candidates "
+                 "will look slower than on an idle machine (tune on a quiet machine for a table to ship)\n",
+                 load_start[0]);
   const auto t0 = std::chrono::steady_clock::now();
   TuneResult res;
   try {
@@ -434,6 +443,10 @@ int main(int argc, char** argv) {
   res.table.provenance["tool_version"] = kToolVersion;
   res.table.provenance["wall_sec"] = std::round(wall * 10) / 10;
   res.table.provenance["log"] = log_path;
+  double load_end[3] = {0, 0, 0};
+  getloadavg(load_end, 3);
+  res.table.provenance["load_average"] = {{"start", std::round(load_start[0] * 100) / 100},
+                                          {"end", std::round(load_end[0] * 100) / 100}};
   res.table.provenance["command"] = [&] {
     std::string c = "actgrad-tune";
     for (int i = 1; i < argc; ++i) c += std::string(" ") + argv[i];

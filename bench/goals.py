@@ -176,15 +176,19 @@ ROOF = {}
 def limit_of(binary, n, thr):
     """docs/conventions.md: the best roof/stream_* figure of the same n and
     threads measured in that run (the same program's, else the other's), or
-    the largest-n figure when that n was not run."""
+    the largest-n figure when that n was not run. As in the programs, the
+    limit for T threads is the best over the thread counts t <= T (a T-thread
+    budget may use fewer threads)."""
     order = [binary] + sorted(b for b in ROOF if b != binary)
     for b in order:
-        if (n, thr) in ROOF.get(b, {}):
-            return ROOF[b][(n, thr)]
+        same_n = [v for (rn, rt), v in ROOF.get(b, {}).items() if rn == n and rt <= thr]
+        if same_n:
+            return max(same_n)
     for b in order:
-        same_thr = [(k[0], v) for k, v in ROOF.get(b, {}).items() if k[1] == thr]
-        if same_thr:
-            return max(same_thr)[1]
+        largest = [(rn, v) for (rn, rt), v in ROOF.get(b, {}).items() if rt <= thr]
+        if largest:
+            top = max(rn for rn, _ in largest)
+            return max(v for rn, v in largest if rn == top)
     return None
 
 

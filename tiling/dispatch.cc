@@ -1,7 +1,5 @@
 #include "tiling/dispatch.h"
 
-#include <omp.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,6 +9,7 @@
 #include "tiling/compiled_tables.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
+#include "variants/thread_pool.h"
 
 namespace actgrad {
 
@@ -23,7 +22,7 @@ int SizeBucket(uint64_t n) {
 KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
   KernelChoice c;
   c.variant = DefaultVariant(op, dtype, mode);
-  c.threads = n >= (uint64_t(1) << 16) ? omp_get_max_threads() : 1;
+  c.threads = n >= (uint64_t(1) << 16) ? MaxThreads() : 1;
   return c;
 }
 
@@ -136,7 +135,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
       if (s < 0 || s >= kBuckets || !cells[s].variant) continue;
       KernelChoice c;
       c.variant = cells[s].variant;
-      c.threads = std::min(cells[s].threads, omp_get_max_threads());
+      c.threads = std::min(cells[s].threads, MaxThreads());
       c.chunk = size_t(cells[s].tile);
       c.from_table = true;
       return c;

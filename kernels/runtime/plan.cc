@@ -1,7 +1,5 @@
 #include "runtime/plan.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -11,6 +9,7 @@
 #include "runtime/error.h"
 #include "runtime/objects.h"
 #include "tiling/dispatch.h"
+#include "variants/thread_pool.h"
 
 namespace actgrad::rt {
 
@@ -260,24 +259,25 @@ void Execute(const Plan& p, void* workspace) {
   const size_t esize = DTypeSize(p.dtype);
   const int64_t blocks = int64_t((p.numel + kBlockElems - 1) / kBlockElems);
   const int threads = int(std::min<int64_t>(std::max(1, p.threads), blocks));
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
-    char* buf = static_cast<char*>(workspace) + size_t(omp_get_thread_num()) * 3 * kBlockElems * esize;
-    const uint64_t start = uint64_t(b) * kBlockElems;
-    const uint64_t len = std::min<uint64_t>(kBlockElems, p.numel - start);
-    KernelArgs a = args;
-    a.n = size_t(len);
-    char* gb = buf;
-    char* xb = buf + kBlockElems * esize;
-    char* ob = buf + 2 * kBlockElems * esize;
-    if (p.g.flat) a.g = p.g.base + start * esize;
-    else Gather(p, p.g, start, len, gb), a.g = gb;
-    if (p.x.flat) a.x = p.x.base + start * esize;
-    else Gather(p, p.x, start, len, xb), a.x = xb;
-    a.out = p.out.flat ? p.out.base + start * esize : ob;
-    v.fn(a);
-    if (!p.out.flat) Scatter(p, ob, start, len);
-  }
+  ParallelFor(threads, blocks, [&](int64_t first, int64_t last, int thread) {
+    char* buf = static_cast<char*>(workspace) + size_t(thread) * 3 * kBlockElems * esize;
+    for (int64_t b = first; b < last; ++b) {
+      const uint64_t start = uint64_t(b) * kBlockElems;
+      const uint64_t len = std::min<uint64_t>(kBlockElems, p.numel - start);
+      KernelArgs a = args;
+      a.n = size_t(len);
+      char* gb = buf;
+      char* xb = buf + kBlockElems * esize;
+      char* ob = buf + 2 * kBlockElems * esize;
+      if (p.g.flat) a.g = p.g.base + start * esize;
+      else Gather(p, p.g, start, len, gb), a.g = gb;
+      if (p.x.flat) a.x = p.x.base + start * esize;
+      else Gather(p, p.x, start, len, xb), a.x = xb;
+      a.out = p.out.flat ? p.out.base + start * esize : ob;
+      v.fn(a);
+      if (!p.out.flat) Scatter(p, ob, start, len);
+    }
+  });
 }
 
 }  // namespace actgrad::rt

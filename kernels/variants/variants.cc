@@ -1,6 +1,6 @@
 // Joins the per-file lists into the one variant list and runs a variant
 // over threads.
-#include <omp.h>
+#include "variants/thread_pool.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -91,19 +91,22 @@ void RunVariant(const Variant& v, const KernelArgs& args, int threads, size_t ch
     return;
   }
   const size_t esize = DTypeSize(v.dtype);
-  // Default chunk: an even split, rounded to 64 elements (whole cache lines).
-  if (chunk == 0) chunk = ((n + threads - 1) / threads + 63) / 64 * 64;
+  // Default chunk: 4 pieces per thread, so a thread the OS deschedules (the
+  // other core busy) holds up at most one piece while the others take the
+  // rest; at least 4096 elements; whole cache lines (64 elements).
+  if (chunk == 0) chunk = std::max<size_t>(4096, ((n + 4 * threads - 1) / (4 * threads) + 63) / 64 * 64);
   const int64_t pieces = int64_t((n + chunk - 1) / chunk);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t p = 0; p < pieces; ++p) {
-    const size_t start = size_t(p) * chunk;
-    KernelArgs a = args;
-    a.n = std::min(chunk, n - start);
-    a.g = static_cast<const char*>(args.g) + start * esize;
-    a.x = static_cast<const char*>(args.x) + start * esize;
-    a.out = static_cast<char*>(args.out) + start * esize;
-    v.fn(a);
-  }
+  ParallelFor(threads, pieces, [&](int64_t first, int64_t last, int) {
+    for (int64_t p = first; p < last; ++p) {
+      const size_t start = size_t(p) * chunk;
+      KernelArgs a = args;
+      a.n = std::min(chunk, n - start);
+      a.g = static_cast<const char*>(args.g) + start * esize;
+      a.x = static_cast<const char*>(args.x) + start * esize;
+      a.out = static_cast<char*>(args.out) + start * esize;
+      v.fn(a);
+    }
+  });
 }
 
 }  // namespace actgrad

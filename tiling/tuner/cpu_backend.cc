@@ -1,6 +1,5 @@
 #include "tiling/tuner/cpu_backend.h"
 
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include "actgrad/half.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
+#include "variants/thread_pool.h"
 
 namespace actgrad::tune {
 
@@ -240,7 +240,7 @@ CpuBackend::CpuBackend(const AccuracyGate* gate, CpuBackendOptions opts) : impl_
 CpuBackend::~CpuBackend() = default;
 
 int CpuBackend::MaxThreads() const {
-  return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : omp_get_max_threads();
+  return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : actgrad::MaxThreads();
 }
 
 std::vector<uint64_t> CpuBackend::Points(const Bucket& b) const {
@@ -285,8 +285,9 @@ std::vector<Candidate> CpuBackend::Candidates(const Bucket& b) {
   const int maxt = MaxThreads();
   const uint64_t n = b.n;
   // Threads pay off only above ~8K elements (RunVariant runs anything under
-  // 2K serially). The chunk ("tile") barely matters with a static schedule:
-  // one fixed value is tried for large n, beside the even split.
+  // 2K serially). The chunk ("tile") is the piece threads claim dynamically:
+  // 0 is RunVariant's default (4 pieces per thread); one fixed larger value
+  // is tried for large n.
   std::vector<std::pair<int, int64_t>> configs = {{1, 0}};
   if (maxt > 1 && n >= 8192) {
     if (maxt >= 8) configs.push_back({maxt / 2, 0});
@@ -403,10 +404,9 @@ nlohmann::json CpuBackend::Provenance() {
   p["cpu_flags"] = flags;
   p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
   p["omp_max_threads"] = MaxThreads();
-  // OMP_WAIT_POLICY changes what threads cost on a shared machine (spinning
-  // waits stall for milliseconds when another process holds a core).
-  const char* wait = std::getenv("OMP_WAIT_POLICY");
-  p["omp_wait_policy"] = wait && *wait ? wait : "default";
+  // How long idle pool threads spin (ACTGRAD_SPIN_US) changes what threads
+  // cost on a shared machine; see variants/thread_pool.h.
+  p["spin_us"] = SpinMicroseconds();
   nlohmann::json caches = nlohmann::json::object();
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";

@@ -1,0 +1,165 @@
+#include "variants/thread_pool.h"
+
+#include <omp.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ACTGRAD_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define ACTGRAD_PAUSE() asm volatile("yield")
+#else
+#define ACTGRAD_PAUSE() ((void)0)
+#endif
+
+namespace actgrad {
+namespace {
+
+using Body = std::function<void(int64_t, int64_t, int)>;
+using Clock = std::chrono::steady_clock;
+
+int ReadSpinUs() {
+  const char* s = std::getenv("ACTGRAD_SPIN_US");
+  if (!s || !*s) return 50;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return (*end == '\0' && v >= 0 && v <= 1000000) ? int(v) : 50;
+}
+
+// Spins until pred() or the spin time is over; true if pred() held.
+template <class Pred>
+bool SpinUntil(Pred pred) {
+  const int us = SpinMicroseconds();
+  if (us == 0) return pred();
+  const auto deadline = Clock::now() + std::chrono::microseconds(us);
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (pred()) return true;
+      ACTGRAD_PAUSE();
+    }
+    if (Clock::now() >= deadline) return pred();
+  }
+}
+
+// One job at a time. Pieces are claimed dynamically, so a worker that the OS
+// has descheduled (the other core busy) costs at most the piece it holds: the
+// caller takes the rest and never waits for an idle worker to wake.
+//
+// Claims go through one 64-bit word, next_ = (job generation << 32) | next
+// piece, and are compare-and-swaps on it. A worker that wakes late sees a
+// generation that is not its job's, or the closed marker the caller stores
+// when a job ends, and its CAS fails, so it can never run a piece of a job
+// that is over or read the fields of the next one. All atomics are seq_cst:
+// that argument leans on one total order and the cost is a few fences per job.
+class Pool {
+ public:
+  static Pool& Get() {
+    // Never destroyed: workers may still be asleep at exit, and a detached
+    // sleeping thread is harmless where joining in a static destructor is not.
+    static Pool* pool = [] {
+      auto* p = new Pool;
+      pthread_atfork(nullptr, nullptr, [] { Pool::Get().ForgetWorkersAfterFork(); });
+      return p;
+    }();
+    return *pool;
+  }
+
+  void Run(int threads, int64_t count, const Body& body) {
+    std::unique_lock<std::mutex> lock(run_mu_, std::try_to_lock);
+    if (!lock.owns_lock() || count >= kClosed) {  // pool busy (concurrent or nested call)
+      body(0, count, 0);
+      return;
+    }
+    Grow(threads - 1);
+    const uint32_t gen = generation_.load() + 1;
+    body_.store(&body);
+    count_.store(count);
+    threads_.store(threads);
+    done_.store(0);
+    next_.store(uint64_t(gen) << 32);
+    generation_.store(gen);
+    generation_.notify_all();
+    Work(gen, 0);
+    if (!SpinUntil([&] { return done_.load() == count; }))
+      for (int64_t d; (d = done_.load()) != count;) done_.wait(d);
+    next_.store((uint64_t(gen) << 32) | kClosed);  // late CASes on this job now fail
+  }
+
+ private:
+  static constexpr int64_t kClosed = 0xffffffff;
+
+  // Claims and runs pieces of job `gen` until none is left.
+  void Work(uint32_t gen, int thread) {
+    for (;;) {
+      uint64_t w = next_.load();
+      if (uint32_t(w >> 32) != gen) return;
+      const int64_t piece = int64_t(w & 0xffffffff), count = count_.load();
+      if (piece >= count || thread >= threads_.load()) return;
+      if (!next_.compare_exchange_weak(w, w + 1)) continue;
+      (*body_.load())(piece, piece + 1, thread);
+      if (done_.fetch_add(1) + 1 == count) done_.notify_one();
+    }
+  }
+
+  void Grow(int workers) {
+    while (workers_ < workers) {
+      ++workers_;
+      std::thread(&Pool::WorkerLoop, this, workers_, generation_.load()).detach();
+    }
+  }
+
+  void WorkerLoop(int thread, uint32_t seen) {
+    for (;;) {
+      if (!SpinUntil([&] { return generation_.load() != seen; })) generation_.wait(seen);
+      const uint32_t gen = generation_.load();
+      if (gen == seen) continue;  // spurious wake-up
+      seen = gen;
+      Work(gen, thread);
+    }
+  }
+
+  // fork() copies only the calling thread: the child starts with no workers.
+  void ForgetWorkersAfterFork() {
+    new (&run_mu_) std::mutex;
+    workers_ = 0;
+  }
+
+  std::mutex run_mu_;
+  int workers_ = 0;  // guarded by run_mu_
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint64_t> next_{kClosed};
+  std::atomic<int64_t> done_{0};
+  std::atomic<int64_t> count_{0};
+  std::atomic<int> threads_{1};
+  std::atomic<const Body*> body_{nullptr};
+};
+
+}  // namespace
+
+int SpinMicroseconds() {
+  static const int us = ReadSpinUs();
+  return us;
+}
+
+int MaxThreads() { return std::max(1, omp_get_max_threads()); }
+
+void ParallelFor(int threads, int64_t count, const Body& body) {
+  if (count <= 0) return;
+  threads = int(std::min<int64_t>(threads, count));
+  if (threads <= 1) {
+    body(0, count, 0);
+    return;
+  }
+  Pool::Get().Run(threads, count, body);
+}
+
+}  // namespace actgrad

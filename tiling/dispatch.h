@@ -14,7 +14,7 @@ namespace actgrad {
 struct KernelChoice {
   const Variant* variant = nullptr;
   int threads = 1;
-  size_t chunk = 0;      // elements per thread piece (0 = even split)
+  size_t chunk = 0;      // elements per piece threads claim (0 = RunVariant's default)
   bool from_table = false;
 };
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "accuracy/check.h"
-#include "accuracy/parallel.h"
+#include "variants/thread_pool.h"
 #include "accuracy/results.h"
 #include "variants/variant.h"
 
@@ -69,7 +69,9 @@ TEST_P(EveryVariant, MeetsClaimAndCommittedVerdict) {
     if (v.op == grp.op && v.dtype == grp.dtype && v.supported) vs.push_back(&v);
   ASSERT_FALSE(vs.empty()) << "no supported variant (the scalar ones always are)";
   std::vector<VariantAccuracy> rs(vs.size());
-  ParallelFor(2, vs.size(), [&](size_t i) { rs[i] = CheckVariant(*vs[i], TestOptions()); });
+  actgrad::ParallelFor(2, int64_t(vs.size()), [&](int64_t first, int64_t last, int) {
+    for (int64_t i = first; i < last; ++i) rs[size_t(i)] = CheckVariant(*vs[size_t(i)], TestOptions());
+  });
   const AccuracyCache* committed = Committed();
   int compared = 0;
   for (size_t i = 0; i < vs.size(); ++i) {

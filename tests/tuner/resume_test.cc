@@ -38,6 +38,12 @@ std::string TempPath(const std::string& name) {
   return (dir / name).string();
 }
 
+int SizeBucketOf(uint64_t n) {
+  int k = 0;
+  while (n >= 4) n /= 4, ++k;
+  return k;
+}
+
 TuneConfig SmallConfig() {
   TuneConfig c = TuneConfig::Defaults(false);
   c.ops = {Op::kSeluBwd, Op::kGeluBwd};
@@ -238,6 +244,52 @@ TEST(Tuning, BudgetIsRespectedRoughly) {
   EXPECT_EQ(r.table.entries.size(), 15u);
   EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.5);
   EXPECT_GT(r.budget_cut_cells, 0);
+}
+
+TEST(Check, BetweenCellsAndTheShippingIncumbent) {
+  TuneConfig cfg = SmallConfig();
+  cfg.points = TuneConfig::Points::kBoth;
+  const auto cells = PlanCells(cfg);
+  size_t between = 0;
+  for (const auto& c : cells) {
+    if (c.key.find('@') == std::string::npos) {
+      EXPECT_EQ(c.bucket.n, RepresentativeN(c.bucket.bucket, cfg.max_n));
+      continue;
+    }
+    ++between;
+    // The top of bucket k, 2x past the size the bucket was tuned at.
+    EXPECT_EQ(c.bucket.n, (uint64_t(1) << (2 * c.bucket.bucket + 2)) - 3);
+    EXPECT_EQ(SizeBucketOf(c.bucket.n), c.bucket.bucket);
+  }
+  EXPECT_EQ(between * 2, cells.size());
+  cfg.points = TuneConfig::Points::kBetween;
+  EXPECT_EQ(PlanCells(cfg).size(), between);
+  // The largest bucket has no between point above max_n.
+  cfg.buckets = {13};
+  EXPECT_TRUE(PlanCells(cfg).empty());
+
+  // With a poor shipping choice (v7 on one thread) as the incumbent, the check
+  // finds the better candidates and reports the shipping choice as slower.
+  cfg = SmallConfig();
+  cfg.points = TuneConfig::Points::kBoth;
+  cfg.incumbent = [](const Bucket&) {
+    Candidate c;
+    c.variant = "v7";
+    return c;
+  };
+  cfg.incumbent_name = "shipping:test";
+  EXPECT_NE(cfg.ToJson().dump(), SmallConfig().ToJson().dump());  // its own log
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.cells.size(), cells.size());
+  for (const auto& c : r.cells) EXPECT_EQ(c.incumbent.cand.variant, "v7");
+  const std::string report = FormatCheck(r, 0.05);
+  EXPECT_NE(report.find("SLOWER"), std::string::npos) << report;
+  EXPECT_NE(report.find("between sizes"), std::string::npos) << report;
+  EXPECT_NE(report.find("overall: "), std::string::npos) << report;
 }
 
 }  // namespace

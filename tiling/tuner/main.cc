@@ -2,6 +2,7 @@
 //
 //   actgrad-tune [--budget 10m] [--quick] [--ops ...] [--dtypes ...] [--sizes 1K-64M]
 //   actgrad-tune --verify tiling/tables/<machine-id>.json
+//   actgrad-tune --check [--check-points both] [--budget 10m]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -243,7 +244,9 @@ int main(int argc, char** argv) {
   std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "5-13", layouts_s = "contig,bcast";
   std::string modes_s, out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
-  bool fsync_each = false;
+  bool fsync_each = false, check = false;
+  std::string check_points = "both";
+  double tolerance_pct = 5;
   uint64_t seed = 1;
   int threads = 0, reps = 0;
   double min_ms = 0;
@@ -270,6 +273,12 @@ int main(int argc, char** argv) {
   app.add_option("--min-ms", min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
   app.add_option("--verify", verify_path, "Re-measure TABLE's choices against the default and print the speed-ups");
   app.add_option("--reps", reps, "Samples per side in --verify (default 9; 5 with --quick)");
+  app.add_flag("--check", check,
+               "Search again at the tuned sizes and between them with the shipping choice (the table the library "
+               "uses: compiled-in or ACTGRAD_TILING_TABLE) as the incumbent; report how far it is from the best "
+               "found. Writes no table");
+  app.add_option("--check-points", check_points, "With --check: tuned, between or both (default both)");
+  app.add_option("--tolerance", tolerance_pct, "With --check: % the shipping choice may be slower (default 5)");
   app.add_flag("--plain", plain, "Plain progress lines even on a terminal");
   app.add_flag("--dry-run", dry_run, "Print the cells and candidate counts, measure nothing");
   CLI11_PARSE(app, argc, argv);
@@ -303,6 +312,31 @@ int main(int argc, char** argv) {
     }
   }
   cfg.search.seed = seed;
+  if (check) {
+    if (check_points == "tuned") cfg.points = TuneConfig::Points::kTuned;
+    else if (check_points == "between") cfg.points = TuneConfig::Points::kBetween;
+    else if (check_points == "both") cfg.points = TuneConfig::Points::kBoth;
+    else {
+      std::fprintf(stderr, "actgrad-tune: --check-points must be tuned, between or both (got \"%s\")\n",
+                   check_points.c_str());
+      return 2;
+    }
+    if (backend_name != "cpu") {
+      std::fprintf(stderr, "actgrad-tune: --check needs the cpu backend (it times the library's own dispatch)\n");
+      return 2;
+    }
+    // The incumbent of every cell is what the library would run at that n.
+    cfg.incumbent = [](const Bucket& b) {
+      const KernelChoice k = ChooseKernel(b.op, b.dtype, b.mode, b.n, b.layout == "bcast");
+      if (!k.variant) throw std::runtime_error("the dispatch has no kernel for this cell");
+      Candidate c;
+      c.variant = k.variant->name;
+      c.threads = k.threads;
+      c.tile = int64_t(k.chunk);
+      return c;
+    };
+    cfg.incumbent_name = "shipping:" + ActiveTableName();
+  }
   if (min_ms > 0) cfg.search.min_seconds = min_ms / 1000.0;
 
   // Accuracy gate (CPU backend: only variants that pass are candidates).
@@ -432,6 +466,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (check) {
+    double load_end[3] = {0, 0, 0};
+    getloadavg(load_end, 3);
+    std::printf("# actgrad-tune --check: shipping table %s (%s), %s, %s wall, load average %.2f -> %.2f\n",
+                ActiveTableName().c_str(), ActiveTable().reason.c_str(), NowUtc().c_str(),
+                FormatDuration(wall).c_str(), load_start[0], load_end[0]);
+    std::printf("%s", FormatCheck(res, tolerance_pct / 100.0).c_str());
+    return 0;
+  }
   if (!gate.absent().empty()) {
     std::fprintf(stderr, "actgrad-tune: warning: %zu supported variants are absent from %s and were not candidates "
                  "(stale results? rerun actgrad-accuracy, or pass --check-missing)\n",
@@ -461,8 +504,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 1;
   }
-  tables::Table check;
-  if (!tables::LoadTableFile(out_path, &check, &err, backend->Name() == "cpu")) {
+  tables::Table written;
+  if (!tables::LoadTableFile(out_path, &written, &err, backend->Name() == "cpu")) {
     std::fprintf(stderr, "actgrad-tune: the table written does not validate: %s\n", err.c_str());
     return 1;
   }

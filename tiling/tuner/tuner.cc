@@ -71,12 +71,16 @@ json TuneConfig::ToJson() const {
   j["screen_buckets"] = screen_buckets;
   j["overhead_share"] = overhead_share;
   j["screen_share"] = screen_share;
+  if (points != Points::kTuned) j["points"] = points == Points::kBetween ? "between" : "both";
+  if (incumbent_name != "default") j["incumbent"] = incumbent_name;
   j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
                  {"max_base_reps", search.max_base_reps}, {"alpha", search.alpha},
                  {"min_gain", search.min_gain}, {"seed", search.seed}};
   return j;
 }
+
+uint64_t BetweenN(int k) { return (uint64_t(1) << (2 * (k + 1))) - 3; }
 
 uint64_t RepresentativeN(int k, uint64_t max_n) {
   const uint64_t lo = uint64_t(1) << (2 * k);
@@ -104,15 +108,20 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
         for (const std::string& layout : cfg.layouts) {
           if (layout == "bcast" && !OpHasBcast(op)) continue;
           for (int k : cfg.buckets) {
-            CellSpec c;
-            c.bucket = Bucket{op, t, layout, k, RepresentativeN(k, cfg.max_n), m};
-            c.key = CellKey(c.bucket);
-            c.group = GroupKey(c.bucket);
-            // Budget weight: samples of large cells cost more (a call takes
-            // longer than a sample's minimum), but beyond 8M elements no cell
-            // can be searched fully in a 10-minute run: those share alike.
-            c.weight = 1.0 + double(std::min<uint64_t>(c.bucket.n, uint64_t(8) << 20)) / double(1 << 20);
-            cells.push_back(std::move(c));
+            std::vector<uint64_t> ns;
+            if (cfg.points != TuneConfig::Points::kBetween) ns.push_back(RepresentativeN(k, cfg.max_n));
+            if (cfg.points != TuneConfig::Points::kTuned && BetweenN(k) <= cfg.max_n) ns.push_back(BetweenN(k));
+            for (uint64_t n : ns) {
+              CellSpec c;
+              c.bucket = Bucket{op, t, layout, k, n, m};
+              c.key = CellKey(c.bucket) + (n == RepresentativeN(k, cfg.max_n) ? "" : "@" + std::to_string(n));
+              c.group = GroupKey(c.bucket);
+              // Budget weight: samples of large cells cost more (a call takes
+              // longer than a sample's minimum), but beyond 8M elements no cell
+              // can be searched fully in a 10-minute run: those share alike.
+              c.weight = 1.0 + double(std::min<uint64_t>(c.bucket.n, uint64_t(8) << 20)) / double(1 << 20);
+              cells.push_back(std::move(c));
+            }
           }
         }
     }
@@ -268,7 +277,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       try {
         std::vector<Candidate> all = be.Candidates(b);
         if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
-        const Candidate inc = be.Default(b);
+        const Candidate inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
         // Order (what survives when the budget cuts candidates): the screen's
         // variant rank, and within it the configuration (threads, tile) that
         // won the previous size first, then the backend's order of configurations.
@@ -437,6 +446,55 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
     std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries\n", GeoMean(all), all.size());
     o << line;
   }
+  return o.str();
+}
+
+std::string FormatCheck(const TuneResult& res, double tolerance) {
+  std::ostringstream o;
+  char line[640];
+  std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11s %-50s %11s %7s %s\n", "cell", "n", "shipping choice",
+                "ship ns", "best found", "best ns", "ship/best", "verdict");
+  o << line;
+  struct Tally {
+    int cells = 0, ok = 0;
+    double worst = 1;
+  };
+  std::map<std::string, Tally> tuned, between;
+  std::vector<std::string> order;
+  for (const auto& c : res.cells) {
+    const bool at_tuned = c.cell.find('@') == std::string::npos;
+    const double ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
+    const bool ok = ratio <= 1.0 + tolerance;
+    std::string verdict = ok ? "ok" : "SLOWER";
+    if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
+    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %6.3fx %s\n", c.cell.c_str(),
+                  SizeLabel(c.bucket.n).c_str(), Short(c.incumbent.cand).c_str(), c.incumbent.median,
+                  Short(c.chosen.cand).c_str(), c.chosen.median, ratio, verdict.c_str());
+    o << line;
+    const std::string g = GroupKey(c.bucket) + "/" + c.bucket.layout;
+    if (!tuned.count(g) && !between.count(g)) order.push_back(g);
+    Tally& t = (at_tuned ? tuned : between)[g];
+    ++t.cells;
+    t.ok += ok;
+    t.worst = std::max(t.worst, ratio);
+  }
+  o << "\nper op/dtype/layout: cells where the shipping choice is within " << Fmt("%.0f", tolerance * 100)
+    << " % of the best found (worst ratio)\n";
+  int all = 0, all_ok = 0;
+  for (const auto& g : order) {
+    std::string row = "  " + g;
+    row.resize(36, ' ');
+    for (auto* m : {&tuned, &between}) {
+      const auto it = m->find(g);
+      if (it == m->end()) continue;
+      row += (m == &tuned ? "  tuned sizes " : "  between sizes ") + std::to_string(it->second.ok) + "/" +
+             std::to_string(it->second.cells) + Fmt(" (worst %.3fx)", it->second.worst);
+      all += it->second.cells;
+      all_ok += it->second.ok;
+    }
+    o << row << "\n";
+  }
+  o << "overall: " << all_ok << " of " << all << " cells within " << Fmt("%.0f", tolerance * 100) << " %\n";
   return o.str();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct TuneConfig {
   double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
   double screen_share = 0.10;    // of the measurement budget, for screening
   SearchOptions search;
+  // Where cells are measured: each bucket's representative n (what a tuning
+  // run uses), the sizes between them (4^(k+1) - 3: the top of bucket k, 2x
+  // past the size it was tuned at), or both. --check uses the latter two.
+  enum class Points { kTuned, kBetween, kBoth };
+  Points points = Points::kTuned;
+  // The incumbent of every cell: unset means the backend's default; --check
+  // sets the shipping dispatch's choice. `incumbent_name` names it in the log header.
+  std::function<Candidate(const Bucket&)> incumbent;
+  std::string incumbent_name = "default";
 
   static TuneConfig Defaults(bool quick);
   // Everything that changes the search path (the log header compares it).
@@ -86,5 +96,13 @@ std::vector<VerifyRow> RunVerify(Backend& backend, const tables::Table& table, c
                                  Progress& progress, const std::atomic<bool>* stop = nullptr);
 // Per-bucket speed-ups and the geometric mean per op/dtype (and layout).
 std::string FormatVerify(const std::vector<VerifyRow>& rows);
+
+// --check: a RunTuning result whose incumbents were the shipping choices.
+// Per cell: the shipping choice against the best the search found at that
+// size (same interleaved final round), and whether it is within `tolerance`
+// (0.05: at most 5 % slower); then the verdicts per op/dtype.
+std::string FormatCheck(const TuneResult& res, double tolerance);
+// The n of bucket k "between" tuned sizes (see TuneConfig::Points).
+uint64_t BetweenN(int k);
 
 }  // namespace actgrad::tune

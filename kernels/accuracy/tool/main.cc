@@ -20,7 +20,7 @@
 
 #include "accuracy/check.h"
 #include "accuracy/inputs.h"
-#include "accuracy/parallel.h"
+#include "variants/thread_pool.h"
 #include "accuracy/results.h"
 #include "tiling/machine.h"
 #include "variants/variant.h"
@@ -161,9 +161,12 @@ int main(int argc, char** argv) {
   std::sort(combos.begin(), combos.end());
   combos.erase(std::unique(combos.begin(), combos.end()), combos.end());
   std::map<std::tuple<Op, DType, GeluApprox>, size_t> cost;
-  ParallelFor(threads, combos.size(), [&](size_t i) {
-    const auto& [op, dt, mode] = combos[i];
-    GetInputs(op, dt, mode, opt);
+  // The library's pool hands out pieces (one index each) in increasing order.
+  ParallelFor(threads, int64_t(combos.size()), [&](int64_t first, int64_t last, int) {
+    for (int64_t i = first; i < last; ++i) {
+      const auto& [op, dt, mode] = combos[size_t(i)];
+      GetInputs(op, dt, mode, opt);
+    }
   });
   for (const auto& c : combos) cost[c] = GetInputs(std::get<0>(c), std::get<1>(c), std::get<2>(c), opt)->total;
   std::fprintf(stderr, "actgrad-accuracy: inputs ready (%zu op/dtype/mode sets) in %.1f s; checking %zu variants on %d threads\n",
@@ -177,19 +180,21 @@ int main(int argc, char** argv) {
   std::vector<VariantAccuracy> results(to_run.size());
   size_t done = 0;
   std::mutex progress_mu;
-  ParallelFor(threads, order.size(), [&](size_t k) {
-    const size_t i = order[k];
-    results[i] = CheckVariant(*to_run[i], opt);
-    {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      ++done;
-      const auto& r = results[i];
-      if (verbose || !r.pass)
-        std::fprintf(stderr, "  %-52s %s  max_err %.3g%s%s\n", r.variant.c_str(), r.pass ? "pass" : "FAIL", r.max_err,
-                     r.pass ? "" : "  ", r.pass ? "" : r.first_failure.c_str());
-      if (done % 100 == 0 || done == order.size())
-        std::fprintf(stderr, "actgrad-accuracy: %zu/%zu variants checked (%.1f s)\n", done, order.size(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  ParallelFor(threads, int64_t(order.size()), [&](int64_t first, int64_t last, int) {
+    for (int64_t k = first; k < last; ++k) {
+      const size_t i = order[size_t(k)];
+      results[i] = CheckVariant(*to_run[i], opt);
+      {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        ++done;
+        const auto& r = results[i];
+        if (verbose || !r.pass)
+          std::fprintf(stderr, "  %-52s %s  max_err %.3g%s%s\n", r.variant.c_str(), r.pass ? "pass" : "FAIL", r.max_err,
+                       r.pass ? "" : "  ", r.pass ? "" : r.first_failure.c_str());
+        if (done % 100 == 0 || done == order.size())
+          std::fprintf(stderr, "actgrad-accuracy: %zu/%zu variants checked (%.1f s)\n", done, order.size(),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
     }
   });
   ClearInputCache();

@@ -11,6 +11,7 @@
 
 #include "variants/native/native_driver.h"
 #include "variants/native/native_f32_ops.h"
+#include "variants/native/native_hwy_ops.h"
 #include "variants/native/native_kernels.h"
 
 namespace actgrad::native {
@@ -49,6 +50,13 @@ constexpr KernelEntry kEntries[] = {
     ACTGRAD_NATIVE_F16REG_FAMILY(Op::kLogitGrad, LogitF32, "div", GeluApprox::kNone, 0.0),
     ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kNone>, "erf_as", GeluApprox::kNone, kGeluErfClaim),
     ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kTanh>, "tanh_exp", GeluApprox::kTanh, kGeluTanhClaim),
+    // The portable approximations that are cheaper than erf_as, on the native conversions.
+    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR3>, "erf_r3", GeluApprox::kNone,
+          hwyops::GeluGradErfR3::kClaimedMaxErr),
+    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR2>, "erf_r2", GeluApprox::kNone,
+          hwyops::GeluGradErfR2::kClaimedMaxErr),
+    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kLogitGrad, HwyLogit<hwyops::DivRcpNR>, "rcp_nr", GeluApprox::kNone,
+          hwyops::DivRcpNR::kClaimedMaxErr),
 };
 #undef ACTGRAD_NATIVE_F16REG_FAMILY
 

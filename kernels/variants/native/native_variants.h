@@ -5,7 +5,8 @@
 //
 // Build: the kernel files native_f16.cc, native_bf16.cc and native_f16reg.cc
 // need  -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512fp16 -mavx512bf16
-// -mfma -mf16c ; native_variants.cc (the registration, which runs at start-up
+// -mfma -mf16c -mbmi -mbmi2 -mpclmul -maes (the last four make Highway's static
+// target AVX3, for native_hwy_ops.h) ; native_variants.cc (the registration, which runs at start-up
 // on any CPU and instantiates std::string / std::vector<Variant> code that is
 // shared with every other file) should be compiled WITHOUT them. Every
 // variant's `supported` requires the CPU to have every ISA extension its

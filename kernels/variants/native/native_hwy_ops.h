@@ -1,0 +1,40 @@
+// The portable op policies (kernels/ops/ops-inl.h with the approximations of
+// kernels/math) on raw __m512 lanes, so the native conversion strategies
+// (bf16cvt, fp16 reg) can run every approximation of the portable list
+// without a second hand-written copy of its math: one definition, compiled
+// here for Highway's static AVX3 target (the native kernel files are built
+// with -mavx512f/bw/vl/dq). A native variant using one of these is one line
+// in its file's entry table.
+#pragma once
+#include <immintrin.h>
+
+#include "hwy/highway.h"
+#include "math/approx_list-inl.h"
+#include "ops/ops-inl.h"
+#include "variants/native/native_driver.h"
+
+static_assert(HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL,
+              "native kernel files must be compiled with the AVX-512 flags (see native_variants.h)");
+
+namespace actgrad::native {
+namespace hwyops = ::actgrad::HWY_NAMESPACE;
+namespace {
+
+template <class HwyOp>
+struct HwyF32 {
+  using D = hwy::HWY_NAMESPACE::Simd<float, 16, 0>;
+  using V = hwy::HWY_NAMESPACE::Vec512<float>;
+  hwyops::OpConsts<D> consts;
+  explicit HwyF32(const OpParams& p) : consts(hwyops::MakeConsts(D(), p)) {}
+  ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
+    return HwyOp::Apply(D(), V{g}, V{x}, consts).raw;
+  }
+};
+
+template <class P>
+using HwyGelu = HwyF32<hwyops::GeluBwdOp<P>>;
+template <class P>
+using HwyLogit = HwyF32<hwyops::LogitGradOp<P>>;
+
+}  // namespace
+}  // namespace actgrad::native

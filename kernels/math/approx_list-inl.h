@@ -32,20 +32,32 @@
 #include "math/gelu_erf-inl.h"
 #include "math/gelu_tanh-inl.h"
 #include "math/div-inl.h"
+#include "math/gelu_pw-inl.h"
 
 // ACTGRAD_SLEEF_ON_TARGET was just (re)computed for this target by
 // gelu_erf-inl.h.
+// The piecewise policies (gelu_pw-inl.h) exist on 16-lane targets only.
+#undef ACTGRAD_GELU_PW_ERF
+#undef ACTGRAD_GELU_PW_TANH
+#if ACTGRAD_GELU_PW_ON_TARGET
+#define ACTGRAD_GELU_PW_ERF(X) X(GeluGradErfPw6) X(GeluGradErfPw5)
+#define ACTGRAD_GELU_PW_TANH(X) X(GeluGradTanhPw6) X(GeluGradTanhPw5)
+#else
+#define ACTGRAD_GELU_PW_ERF(X)
+#define ACTGRAD_GELU_PW_TANH(X)
+#endif
+
 #undef ACTGRAD_FOR_EACH_GELU_ERF_APPROX
 #if ACTGRAD_SLEEF_ON_TARGET
 #define ACTGRAD_FOR_EACH_GELU_ERF_APPROX(X) \
-  X(GeluGradErfR6) X(GeluGradErfSleef) X(GeluGradErfAS) X(GeluGradErfR3) X(GeluGradErfR2)
+  X(GeluGradErfR6) X(GeluGradErfSleef) X(GeluGradErfAS) X(GeluGradErfR3) ACTGRAD_GELU_PW_ERF(X) X(GeluGradErfR2)
 #else
 #define ACTGRAD_FOR_EACH_GELU_ERF_APPROX(X) \
-  X(GeluGradErfR6) X(GeluGradErfAS) X(GeluGradErfR3) X(GeluGradErfR2)
+  X(GeluGradErfR6) X(GeluGradErfAS) X(GeluGradErfR3) ACTGRAD_GELU_PW_ERF(X) X(GeluGradErfR2)
 #endif
 
 #undef ACTGRAD_FOR_EACH_GELU_TANH_APPROX
-#define ACTGRAD_FOR_EACH_GELU_TANH_APPROX(X) X(GeluGradTanhExp) X(GeluGradTanhHwy)
+#define ACTGRAD_FOR_EACH_GELU_TANH_APPROX(X) X(GeluGradTanhExp) X(GeluGradTanhHwy) ACTGRAD_GELU_PW_TANH(X)
 
 #undef ACTGRAD_FOR_EACH_DIV_APPROX
 #define ACTGRAD_FOR_EACH_DIV_APPROX(X) X(DivExact) X(DivRcpNR)

@@ -248,6 +248,19 @@ TEST(math, gelu_erf_sleef) {
 }
 TEST(math, gelu_tanh_exp) { CheckGelu(Kind::kGeluTanh, "tanh_exp"); }
 TEST(math, gelu_tanh_hwy) { CheckGelu(Kind::kGeluTanh, "tanh_hwy"); }
+// The piecewise policies exist on 16-lane (AVX-512) targets only.
+void CheckGeluWhereListed(Kind kind, const char* name) {
+  bool listed = false;
+  ForEachTarget([&](int64_t) {
+    for (const auto& p : ListPolicies()) listed |= p.name == name;
+  });
+  if (!listed) GTEST_SKIP() << name << " is not on any target of this CPU";
+  CheckGelu(kind, name);
+}
+TEST(math, gelu_erf_pw6) { CheckGeluWhereListed(Kind::kGeluErf, "erf_pw6"); }
+TEST(math, gelu_erf_pw5) { CheckGeluWhereListed(Kind::kGeluErf, "erf_pw5"); }
+TEST(math, gelu_tanh_pw6) { CheckGeluWhereListed(Kind::kGeluTanh, "tanh_pw6"); }
+TEST(math, gelu_tanh_pw5) { CheckGeluWhereListed(Kind::kGeluTanh, "tanh_pw5"); }
 TEST(math, div_exact) { CheckDiv("div"); }
 TEST(math, div_rcp_nr) { CheckDiv("rcp_nr"); }
 
@@ -281,7 +294,8 @@ TEST(math, partial_vectors) {
 TEST(math, approx_lists) {
   const std::set<std::string> tested = {"0 erf_r6", "0 erf_r3",   "0 erf_r2", "0 erf_as",
                                         "0 erf_sleef", "1 tanh_exp", "1 tanh_hwy", "2 div",
-                                        "2 rcp_nr"};
+                                        "2 rcp_nr",   "0 erf_pw6",  "0 erf_pw5",  "1 tanh_pw6",
+                                        "1 tanh_pw5"};
   ForEachTarget([&](int64_t target) {
     std::set<std::string> seen;
     for (const auto& p : ListPolicies()) {

@@ -223,9 +223,12 @@ TEST_P(NativeVariant, Accuracy) {
               pass ? "PASS" : "FAIL (spec rule)", r1.report.max_err, 100 * r1.report.Share(), r2.report.max_err,
               100 * r2.report.Share());
   // The claimed bound is the g = 1 maximum (0 = no approximation, held to the
-  // rule alone).
+  // rule alone). Claims of the portable policies (native_hwy_ops.h) are their
+  // fp32 error: allowed the output rounding on top, as actgrad-accuracy does.
   if (v.claimed_max_err > 0) {
-    EXPECT_LE(r1.report.max_err, v.claimed_max_err) << v.name;
+    const double u = v.dtype == DType::kBF16 ? 0x1p-8 : 0x1p-11;
+    EXPECT_LE(r1.report.max_err, std::max(v.claimed_max_err, v.claimed_max_err + u * (1 + v.claimed_max_err)))
+        << v.name;
   }
   if (pass) return;
   // Failing the spec rule is information, not a test failure, for a variant

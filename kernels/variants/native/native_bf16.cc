@@ -82,6 +82,10 @@ constexpr KernelEntry kEntries[] = {
           hwyops::GeluGradErfR3::kClaimedMaxErr),
     ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR2>, "erf_r2", GeluApprox::kNone,
           hwyops::GeluGradErfR2::kClaimedMaxErr),
+    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfPw5>, "erf_pw5", GeluApprox::kNone,
+          hwyops::GeluGradErfPw5::kClaimedMaxErr),
+    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradTanhPw5>, "tanh_pw5", GeluApprox::kTanh,
+          hwyops::GeluGradTanhPw5::kClaimedMaxErr),
     ACTGRAD_NATIVE_BF16_FAMILY(Op::kLogitGrad, HwyLogit<hwyops::DivRcpNR>, "rcp_nr", GeluApprox::kNone,
           hwyops::DivRcpNR::kClaimedMaxErr),
 };

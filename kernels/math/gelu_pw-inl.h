@@ -1,0 +1,114 @@
+// GELU backward factor f(x) (gradInput = g * f(x)) as a piecewise polynomial
+// (Highway per-target header): x clamped to [-8, 8), 16 unit segments,
+// f = P_k(u) on segment k = floor(x) + 8 with u = x - floor(x) - 0.5. No exp,
+// no erf, no division: a floor, one table lookup per coefficient and a Horner
+// chain. Each 16-entry coefficient table is one AVX-512 register, so a lookup
+// is one vpermps; the policies exist only on targets with 16 float lanes.
+//   GeluGradErfPw6   "erf_pw6"   erf mode,  degree 6, fp32 grade (3.0e-6)
+//   GeluGradErfPw5   "erf_pw5"   erf mode,  degree 5 (6.8e-5; fp32 passes, fp16/bf16 comfortably)
+//   GeluGradTanhPw6  "tanh_pw6"  tanh mode, degree 6 (2.4e-6)
+//   GeluGradTanhPw5  "tanh_pw5"  tanh mode, degree 5 (7.1e-5)
+// Fits: kernels/math/fit/fit_gelu_pw.py (weighted minimax, the spec metric's
+// 1/max(|f|, 1/16) weight; errors re-measured with float32 Horner). Segments
+// 0 and 15 are exactly 0 and 1, so f(-Inf) = 0, f(+Inf) = 1, f(+-FLT_MAX) =
+// 0 / 1 exactly; NaN stays NaN.
+
+#if defined(ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_
+#undef ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_
+#else
+#define ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "math/gelu_pw_tables.h"
+#include "math/poly-inl.h"
+
+// 16 float lanes: AVX3 and better on x86 (re-evaluated for every target).
+#undef ACTGRAD_GELU_PW_ON_TARGET
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define ACTGRAD_GELU_PW_ON_TARGET 1
+#else
+#define ACTGRAD_GELU_PW_ON_TARGET 0
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace actgrad {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if ACTGRAD_GELU_PW_ON_TARGET
+namespace math {
+
+template <int kDeg, class D>
+HWY_INLINE hn::Vec<D> GeluPiecewise(D d, hn::Vec<D> x, const float (&tab)[kDeg + 1][16]) {
+  if constexpr (hn::MaxLanes(D()) != 16) {
+    // Partial vectors (tails, tests): through one full vector.
+    const hn::Simd<float, 16, 0> df;
+    HWY_ALIGN float buf[16] = {};
+    hn::StoreU(x, d, buf);
+    hn::Store(GeluPiecewise<kDeg>(df, hn::Load(df, buf), tab), df, buf);
+    return hn::LoadU(d, buf);
+  } else {
+    const hn::RebindToSigned<D> di;
+    // Max(NaN, -8) is -8 on x86: NaN lanes look up a valid segment and get
+    // their NaN back at the end.
+    const auto xc = hn::Min(hn::Max(x, hn::Set(d, -8.0f)), hn::Set(d, 0x1.fffffep+2f));
+    const auto fl = hn::Floor(xc);
+    const auto u = hn::Sub(hn::Sub(xc, fl), hn::Set(d, 0.5f));
+    const auto idx = hn::IndicesFromVec(d, hn::Add(hn::ConvertTo(di, fl), hn::Set(di, 8)));
+    auto acc = hn::TableLookupLanes(hn::Load(d, tab[kDeg]), idx);
+    for (int j = kDeg - 1; j >= 0; --j) acc = hn::MulAdd(acc, u, hn::TableLookupLanes(hn::Load(d, tab[j]), idx));
+    return KeepNaN(d, x, acc);
+  }
+}
+
+}  // namespace math
+
+struct GeluGradErfPw6 {
+  static constexpr const char* kName = "erf_pw6";
+  static constexpr double kClaimedMaxErr = 4.0e-6;
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewise<6>(d, x, math_tables::kErfPw6);
+  }
+};
+
+struct GeluGradErfPw5 {
+  static constexpr const char* kName = "erf_pw5";
+  static constexpr double kClaimedMaxErr = 8.0e-5;
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewise<5>(d, x, math_tables::kErfPw5);
+  }
+};
+
+struct GeluGradTanhPw6 {
+  static constexpr const char* kName = "tanh_pw6";
+  static constexpr double kClaimedMaxErr = 4.0e-6;
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewise<6>(d, x, math_tables::kTanhPw6);
+  }
+};
+
+struct GeluGradTanhPw5 {
+  static constexpr const char* kName = "tanh_pw5";
+  static constexpr double kClaimedMaxErr = 8.0e-5;
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewise<5>(d, x, math_tables::kTanhPw5);
+  }
+};
+#endif  // ACTGRAD_GELU_PW_ON_TARGET
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace actgrad
+HWY_AFTER_NAMESPACE();
+
+#endif  // ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_

@@ -13,6 +13,7 @@
 #include "variants/thread_pool.h"
 #include "accuracy/results.h"
 #include "variants/variant.h"
+#include "tests/common/variant_groups.h"
 
 namespace actgrad::acc {
 namespace {
@@ -40,25 +41,7 @@ const AccuracyCache* Committed() {
   return cache;
 }
 
-struct Group {
-  Op op;
-  DType dtype;
-};
-
-std::vector<Group> Groups() {
-  std::vector<Group> g;
-  for (int op = 0; op < kNumOps; ++op)
-    for (int t = 0; t < kNumDTypes; ++t) {
-      bool any = false;
-      for (const Variant& v : Variants()) any = any || (v.op == Op(op) && v.dtype == DType(t));
-      if (any) g.push_back({Op(op), DType(t)});
-    }
-  return g;
-}
-
-std::string GroupName(const ::testing::TestParamInfo<Group>& info) {
-  return std::string(OpName(info.param.op)) + "_" + std::string(DTypeName(info.param.dtype));
-}
+using Group = test::VariantGroup;
 
 class EveryVariant : public ::testing::TestWithParam<Group> {};
 
@@ -96,7 +79,7 @@ TEST_P(EveryVariant, MeetsClaimAndCommittedVerdict) {
   if (committed) std::printf("[   INFO   ] %d variants compared with the committed results\n", compared);
 }
 
-INSTANTIATE_TEST_SUITE_P(Group, EveryVariant, ::testing::ValuesIn(Groups()), GroupName);
+INSTANTIATE_TEST_SUITE_P(Group, EveryVariant, ::testing::ValuesIn(test::VariantGroups()), test::VariantGroupName);
 
 TEST(DefaultVariants, AreShippable) {
   for (int op = 0; op < kNumOps; ++op) {

@@ -27,6 +27,7 @@
 #include "reference/accuracy.h"
 #include "reference/reference.h"
 #include "variants/variant.h"
+#include "tests/common/variant_groups.h"
 
 namespace actgrad {
 namespace {
@@ -296,25 +297,7 @@ bool KnownNotShippable(const std::string& name) {
   return r && r->run && !r->pass;
 }
 
-struct Group {
-  Op op;
-  DType dtype;
-};
-
-std::vector<Group> Groups() {
-  std::vector<Group> g;
-  for (int op = 0; op < kNumOps; ++op)
-    for (int t = 0; t < kNumDTypes; ++t) {
-      bool any = false;
-      for (const Variant& v : Variants()) any = any || (v.op == Op(op) && v.dtype == DType(t));
-      if (any) g.push_back({Op(op), DType(t)});
-    }
-  return g;
-}
-
-std::string GroupName(const ::testing::TestParamInfo<Group>& info) {
-  return std::string(OpName(info.param.op)) + "_" + std::string(DTypeName(info.param.dtype));
-}
+using Group = test::VariantGroup;
 
 class Kernels : public ::testing::TestWithParam<Group> {
  protected:
@@ -472,7 +455,7 @@ TEST_P(Kernels, RunVariantThreadsGiveTheSameBytes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Group, Kernels, ::testing::ValuesIn(Groups()), GroupName);
+INSTANTIATE_TEST_SUITE_P(Group, Kernels, ::testing::ValuesIn(test::VariantGroups()), test::VariantGroupName);
 
 TEST(KernelList, NamesAreUniqueAndFieldsConsistent) {
   std::set<std::string> names;

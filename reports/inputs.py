@@ -14,6 +14,8 @@ from . import gbench
 from .errors import InputError
 
 TABLE_SCHEMA = "actgrad-tiling-table"
+# docs/accuracy.json as actgrad-accuracy writes it: {"schema": ..., "results": [...]}.
+ACCURACY_SCHEMA = "actgrad-accuracy"
 TABLE_FIELDS = ("op", "dtype", "bucket", "variant")
 ACCURACY_FIELDS = ("op", "dtype", "variant", "max_err")
 
@@ -64,9 +66,13 @@ def classify(path):
     doc = gbench.read_json(path)
     if isinstance(doc, dict) and doc.get("schema") == TABLE_SCHEMA:
         return "table", _check_table(doc, path)
+    if isinstance(doc, dict) and doc.get("schema") == ACCURACY_SCHEMA:
+        if not isinstance(doc.get("results"), list):
+            raise InputError(path, f"'{ACCURACY_SCHEMA}' file without a \"results\" list")
+        return "accuracy", _check_accuracy(doc["results"], path)
     if isinstance(doc, dict) and "schema" in doc and "benchmarks" not in doc:
         raise InputError(path, f"unknown schema {doc.get('schema')!r} (expected Google Benchmark JSON, "
-                               f"'{TABLE_SCHEMA}' or the accuracy list)")
+                               f"'{TABLE_SCHEMA}', '{ACCURACY_SCHEMA}' or the accuracy list)")
     if isinstance(doc, list):
         return "accuracy", _check_accuracy(doc, path)
     if isinstance(doc, dict) and "benchmarks" in doc:

@@ -74,3 +74,16 @@ def test_pareto_front():
     from reports.plots import pareto_front
     items = [(1e-7, 40, "a"), (1e-6, 50, "b"), (1e-6, 45, "c"), (1e-5, 48, "d"), (1e-8, 30, "e")]
     assert pareto_front(items) == ["e", "a", "b"]
+
+
+def test_the_committed_accuracy_results_are_read(tmp_path, cli_run, small_run):
+    """docs/accuracy.json as actgrad-accuracy writes it (schema 'actgrad-accuracy')
+    is an input the plot accepts; a broken one is refused with a message."""
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "accuracy.json")
+    run = write_json(tmp_path / "run.json", small_run(ops=("gelu_bwd",), dtypes=("f32",), sizes=[1024]))
+    r = cli_run("plot", run, docs, "--out", tmp_path / "out")
+    assert r.code == 0, r
+    assert "no accuracy results given" not in (tmp_path / "out" / "index.html").read_text()
+    bad = write_json(tmp_path / "acc.json", {"schema": "actgrad-accuracy", "version": 1})
+    r = cli_run("plot", run, bad, "--out", tmp_path / "out2")
+    assert r.code == 2 and "results" in r.err, r

@@ -349,7 +349,10 @@ void ExpectNear(double got, double want, DType t, const std::string& what) {
     EXPECT_EQ(got, want) << what;
     return;
   }
-  const double tol = t == DType::kF32 ? 1e-6 : t == DType::kF16 ? 1e-3 : 8e-3;
+  // The spec's per-element thresholds (fp32 1e-4: the shipping table may pick
+  // any variant that passes the accuracy rule, e.g. GELU's erf_pw5 at 7e-5),
+  // bf16 with its rounding on top.
+  const double tol = t == DType::kF32 ? 1e-4 : t == DType::kF16 ? 1e-3 : 8e-3;
   EXPECT_NEAR(got, want, tol * std::max(1.0, std::fabs(want))) << what;
 }
 
@@ -392,8 +395,11 @@ TEST_P(Edges, GeluLimits) {
   if (t == DType::kF32) {
     auto e = RunSmall(Spec(Op::kGeluBwd), t, {1}, {1.0});
     auto h = RunSmall(GeluTanh(), t, {1}, {1.0});
-    EXPECT_NEAR(e[0], 1.0833154705876864, 1e-6);
-    EXPECT_NEAR(h[0], actgrad::ref::GeluBwdTanh(1.0, 1.0), 1e-6);
+    const double exact = 1.0833154705876864, tanh_form = actgrad::ref::GeluBwdTanh(1.0, 1.0);
+    EXPECT_NEAR(e[0], exact, 1e-4);  // the spec's fp32 threshold
+    EXPECT_NEAR(h[0], tanh_form, 1e-4);
+    EXPECT_LT(std::fabs(e[0] - exact), std::fabs(e[0] - tanh_form));
+    EXPECT_LT(std::fabs(h[0] - tanh_form), std::fabs(h[0] - exact));
   }
 }
 

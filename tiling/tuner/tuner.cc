@@ -299,7 +299,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         res.budget_cut_cells += o.budget_cut;
         progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
                       Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
-                      " vs default  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
+                      " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) + "  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
                       std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
                       (o.budget_cut ? ", budget cut" : "") + "]");
         prev_winner[b.layout] = o.chosen.cand;
@@ -416,7 +416,7 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
     }
     std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %11.4g %11.4g %7.2fx%s\n", CellKey(r.bucket).c_str(),
                   SizeLabel(r.bucket.n).c_str(), r.entry.variant.c_str(), r.entry.threads,
-                  r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "even", r.entry_ns, r.def_ns, r.speedup,
+                  r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "auto", r.entry_ns, r.def_ns, r.speedup,
                   r.same ? " (default)" : (r.p_value < 0.05 ? "" : " (n.s.)"));
     o << line;
     const std::string g = std::string(OpName(r.bucket.op)) + " " + std::string(DTypeName(r.bucket.dtype)) +

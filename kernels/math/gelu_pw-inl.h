@@ -65,44 +65,31 @@ HWY_INLINE hn::Vec<D> GeluPiecewise(D d, hn::Vec<D> x, const float (&tab)[kDeg +
 
 }  // namespace math
 
-struct GeluGradErfPw6 {
+// One policy per (table, degree); the structs below add the name and claim.
+template <int kDeg, const float (&kTable)[kDeg + 1][16]>
+struct GeluGradPiecewise {
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewise<kDeg>(d, x, kTable);
+  }
+};
+
+struct GeluGradErfPw6 : GeluGradPiecewise<6, math_tables::kErfPw6> {
   static constexpr const char* kName = "erf_pw6";
   static constexpr double kClaimedMaxErr = 4.0e-6;
-  static constexpr bool kAvailable = true;
-  template <class D>
-  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewise<6>(d, x, math_tables::kErfPw6);
-  }
 };
-
-struct GeluGradErfPw5 {
+struct GeluGradErfPw5 : GeluGradPiecewise<5, math_tables::kErfPw5> {
   static constexpr const char* kName = "erf_pw5";
   static constexpr double kClaimedMaxErr = 8.0e-5;
-  static constexpr bool kAvailable = true;
-  template <class D>
-  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewise<5>(d, x, math_tables::kErfPw5);
-  }
 };
-
-struct GeluGradTanhPw6 {
+struct GeluGradTanhPw6 : GeluGradPiecewise<6, math_tables::kTanhPw6> {
   static constexpr const char* kName = "tanh_pw6";
   static constexpr double kClaimedMaxErr = 4.0e-6;
-  static constexpr bool kAvailable = true;
-  template <class D>
-  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewise<6>(d, x, math_tables::kTanhPw6);
-  }
 };
-
-struct GeluGradTanhPw5 {
+struct GeluGradTanhPw5 : GeluGradPiecewise<5, math_tables::kTanhPw5> {
   static constexpr const char* kName = "tanh_pw5";
   static constexpr double kClaimedMaxErr = 8.0e-5;
-  static constexpr bool kAvailable = true;
-  template <class D>
-  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewise<5>(d, x, math_tables::kTanhPw5);
-  }
 };
 #endif  // ACTGRAD_GELU_PW_ON_TARGET
 

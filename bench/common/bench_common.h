@@ -93,7 +93,7 @@ void SetCounters(benchmark::State& st, double seconds, double bytes_per_call, do
 
 // Runs f() once per benchmark iteration and returns the wall-clock seconds of
 // the whole loop (the benchmarks report rates against wall time, because
-// OpenMP workers do not show in the main thread's CPU time).
+// worker threads do not show in the main thread's CPU time).
 template <class F>
 double TimedLoop(benchmark::State& st, F&& f) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -224,7 +224,7 @@ inline constexpr size_t kDefaultStageTile = 2048;
 // The staging scratch of this thread: 2 * kMaxStageTile floats on the heap,
 // shared by every staged kernel of this target. (Thread-local arrays would
 // put ~64 KiB of static TLS per template instantiation on every thread's
-// stack, which overflows OpenMP worker stacks.)
+// stack, which overflows worker thread stacks.)
 HWY_INLINE float* StageScratch() {
   static thread_local hwy::AlignedFreeUniquePtr<float[]> buf;
   if (!buf) buf = hwy::AllocateAligned<float>(2 * kMaxStageTile);

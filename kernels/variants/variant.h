@@ -50,7 +50,8 @@ int VariantIndex(std::string_view name);
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
 
 // Runs a variant over n elements, split into chunks of `tile` elements over
-// `threads` OpenMP threads (threads <= 1 runs on the calling thread).
+// `threads` threads of the library pool (variants/thread_pool.h; threads <= 1
+// runs on the calling thread; pieces are claimed dynamically).
 void RunVariant(const Variant& v, const KernelArgs& args, int threads, size_t chunk);
 
 }  // namespace actgrad

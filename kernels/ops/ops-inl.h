@@ -19,11 +19,12 @@ namespace actgrad {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Per-call constants, broadcast once per kernel call (not per vector).
+// Per-call constants, resolved once per kernel call. Scalars, not vectors:
+// SVE vectors are sizeless and cannot be struct members; the broadcasts
+// (hn::Set at the use) are loop-invariant and hoisted by the compiler.
 template <class D>
 struct OpConsts {
-  using V = hn::Vec<D>;
-  V lambd, neg_lambd, eps, one_minus_eps;
+  float lambd, neg_lambd, eps, one_minus_eps;
   int logit_mode;  // see LogitMode below
 };
 
@@ -38,12 +39,12 @@ inline int LogitModeFor(float eps) {
 }
 
 template <class D>
-HWY_INLINE OpConsts<D> MakeConsts(D d, const OpParams& p) {
+HWY_INLINE OpConsts<D> MakeConsts(D /*d*/, const OpParams& p) {
   OpConsts<D> c;
-  c.lambd = hn::Set(d, p.lambd);
-  c.neg_lambd = hn::Set(d, -p.lambd);
-  c.eps = hn::Set(d, p.eps);
-  c.one_minus_eps = hn::Set(d, 1.0f - p.eps);
+  c.lambd = p.lambd;
+  c.neg_lambd = -p.lambd;
+  c.eps = p.eps;
+  c.one_minus_eps = 1.0f - p.eps;
   c.logit_mode = LogitModeFor(p.eps);
   return c;
 }
@@ -78,9 +79,9 @@ struct HardswishBwdOp {
 struct SoftshrinkBwdOp {
   static constexpr Op kOp = Op::kSoftshrinkBwd;
   template <class D>
-  static HWY_INLINE hn::Vec<D> Apply(D, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>& c) {
+  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>& c) {
     // Inside [-lambd, lambd] -> 0; outside and NaN -> g.
-    return hn::IfThenZeroElse(hn::And(hn::Ge(x, c.neg_lambd), hn::Le(x, c.lambd)), g);
+    return hn::IfThenZeroElse(hn::And(hn::Ge(x, hn::Set(d, c.neg_lambd)), hn::Le(x, hn::Set(d, c.lambd))), g);
   }
 };
 
@@ -115,7 +116,7 @@ struct LogitGradOp {
       // x outside [0, 1] (incl. +-Inf) -> NaN; NaN x gives NaN through q.
       return hn::IfThenElse(hn::Or(hn::Lt(x, zero), hn::Gt(x, one)), nan, q);
     }
-    const auto outside = hn::Or(hn::Lt(x, c.eps), hn::Gt(x, c.one_minus_eps));
+    const auto outside = hn::Or(hn::Lt(x, hn::Set(d, c.eps)), hn::Gt(x, hn::Set(d, c.one_minus_eps)));
     return hn::IfThenElse(finite, hn::IfThenZeroElse(outside, q), nan);
   }
 };

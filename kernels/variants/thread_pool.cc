@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -80,6 +81,11 @@ class Pool {
       return;
     }
     Grow(threads - 1);
+    threads = std::min(threads, workers_ + 1);  // fewer if threads could not be created
+    if (threads <= 1) {
+      body(0, count, 0);
+      return;
+    }
     const uint32_t gen = generation_.load() + 1;
     body_.store(&body);
     count_.store(count);
@@ -110,10 +116,16 @@ class Pool {
     }
   }
 
+  // Starts workers up to `workers`; stops quietly when the system refuses a
+  // thread (the job then runs on the threads there are).
   void Grow(int workers) {
     while (workers_ < workers) {
+      try {
+        std::thread(&Pool::WorkerLoop, this, workers_ + 1, generation_.load()).detach();
+      } catch (const std::system_error&) {
+        return;
+      }
       ++workers_;
-      std::thread(&Pool::WorkerLoop, this, workers_, generation_.load()).detach();
     }
   }
 

@@ -11,6 +11,8 @@ struct CompiledEntry {
   const char* variant;
   int64_t tile;
   int32_t threads;
+  const char* one_thread_variant;  // nullptr: none (see tables::Entry)
+  int64_t one_thread_tile;
 };
 
 struct CompiledTable {

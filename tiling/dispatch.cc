@@ -33,6 +33,8 @@ struct Cell {
   const Variant* variant = nullptr;
   int64_t tile = 0;
   int threads = 1;
+  const Variant* one_thread = nullptr;  // when the caller allows 1 thread only
+  int64_t one_thread_tile = 0;
 };
 // cells[op][dtype][mode][layout][bucket]
 struct Grid {
@@ -47,7 +49,8 @@ struct Active {
 Active* g_active = nullptr;
 std::once_flag g_once;
 
-void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const char* name, int64_t tile, int threads) {
+void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const char* name, int64_t tile, int threads,
+         const char* one_thread_name, int64_t one_thread_tile) {
   const Variant* v = FindVariant(name);
   if (!v || !v->supported) {
     std::fprintf(stderr, "actgrad: tiling table %s names %s variant %s; using the default there\n",
@@ -55,7 +58,9 @@ void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const c
     return;
   }
   if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || bucket >= kBuckets) return;
-  a->grid->cells[op][dtype][mode][layout][bucket] = Cell{v, tile, threads};
+  const Variant* v1 = one_thread_name && *one_thread_name ? FindVariant(one_thread_name) : nullptr;
+  if (v1 && !v1->supported) v1 = nullptr;
+  a->grid->cells[op][dtype][mode][layout][bucket] = Cell{v, tile, threads, v1, one_thread_tile};
   ++a->info.entries;
 }
 
@@ -68,7 +73,8 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
       for (const auto& e : t.entries)
-        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.bucket, e.variant.c_str(), e.tile, e.threads);
+        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.bucket, e.variant.c_str(), e.tile, e.threads,
+            e.one_thread_variant.c_str(), e.one_thread_tile);
       return a;
     }
     std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the compiled-in table\n",
@@ -91,7 +97,8 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
   a->info = {pick->machine_id, std::string("compiled:") + pick->source, reason, 0};
   for (size_t i = 0; i < pick->count; ++i) {
     const auto& e = pick->entries[i];
-    Add(a, e.op, e.dtype, e.mode, e.layout, e.bucket, e.variant, e.tile, e.threads);
+    Add(a, e.op, e.dtype, e.mode, e.layout, e.bucket, e.variant, e.tile, e.threads, e.one_thread_variant,
+        e.one_thread_tile);
   }
   return a;
 }
@@ -134,9 +141,17 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
     for (int s : {b - d, b + d}) {
       if (s < 0 || s >= kBuckets || !cells[s].variant) continue;
       KernelChoice c;
-      c.variant = cells[s].variant;
-      c.threads = std::min(cells[s].threads, MaxThreads());
-      c.chunk = size_t(cells[s].tile);
+      const Cell& cell = cells[s];
+      const int cap = MaxThreads();
+      if (cap == 1 && cell.threads > 1 && cell.one_thread) {  // the entry's one-thread choice
+        c.variant = cell.one_thread;
+        c.threads = 1;
+        c.chunk = size_t(cell.one_thread_tile);
+      } else {
+        c.variant = cell.variant;
+        c.threads = std::min(cell.threads, cap);
+        c.chunk = size_t(cell.tile);
+      }
       c.from_table = true;
       return c;
     }

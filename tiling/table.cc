@@ -94,6 +94,13 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
       return Err(error, where + ": size_hi does not match bucket " + std::to_string(en.bucket));
     if (en.tile < 0) return Err(error, where + ": tile must be >= 0");
     if (en.threads < 1 || en.threads > 4096) return Err(error, where + ": threads must be in 1..4096");
+    if (e.contains("one_thread")) {
+      const json& o = e["one_thread"];
+      if (!o.is_object() || !Field(o, "variant", &en.one_thread_variant, where + ".one_thread", error) ||
+          !Field(o, "tile", &en.one_thread_tile, where + ".one_thread", error, false))
+        return error && error->empty() ? Err(error, where + ": one_thread must be {variant, tile}") : false;
+      if (en.one_thread_tile < 0) return Err(error, where + ": one_thread.tile must be >= 0");
+    }
     if (e.contains("runner_up")) en.runner_up = e["runner_up"];
     if (e.contains("extra")) en.extra = e["extra"];
     if (check_variants && t.backend == "cpu") {
@@ -102,6 +109,12 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
       if (v->op != en.op || v->dtype != en.dtype || (en.op == Op::kGeluBwd && v->gelu_mode != en.mode))
         return Err(error, where + ": variant \"" + en.variant + "\" does not compute " + op + " " + dtype +
                               (en.op == Op::kGeluBwd ? " gelu_approx=" + mode : ""));
+      if (!en.one_thread_variant.empty()) {
+        const Variant* w = FindVariant(en.one_thread_variant);
+        if (!w || w->op != en.op || w->dtype != en.dtype || (en.op == Op::kGeluBwd && w->gelu_mode != en.mode))
+          return Err(error, where + ": one_thread variant \"" + en.one_thread_variant + "\" is unknown or does not compute " +
+                                op + " " + dtype);
+      }
     }
     const auto key = std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), en.bucket);
     if (!seen.insert(key).second)
@@ -145,6 +158,8 @@ json ToJson(const Table& t) {
     x["threads"] = e.threads;
     x["median_ns"] = e.median_ns;
     x["spread_pct"] = e.spread_pct;
+    if (!e.one_thread_variant.empty())
+      x["one_thread"] = {{"variant", e.one_thread_variant}, {"tile", e.one_thread_tile}};
     x["runner_up"] = e.runner_up;
     if (!e.extra.is_null()) x["extra"] = e.extra;
     j["entries"].push_back(std::move(x));

@@ -32,6 +32,10 @@ struct Entry {
   int threads = 1;
   double median_ns = 0;
   double spread_pct = 0;
+  // The best one-thread candidate of the search, for callers that cap the
+  // threads at 1 (omp_set_num_threads(1)) when `threads` > 1; empty if none.
+  std::string one_thread_variant;
+  int64_t one_thread_tile = 0;
   nlohmann::json runner_up;  // {variant, tile, threads, median_ns} or null
   nlohmann::json extra;      // backend-specific (Atlas: buffers, ...)
 };

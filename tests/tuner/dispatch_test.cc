@@ -151,6 +151,38 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
 // The aclnn API computes with the variant the table names: pick a variant
 // whose results differ bitwise from the default's on these inputs, name it in
 // the table, and compare what aclnnGeluBackward writes.
+TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
+  const Variant* scalar = ScalarGelu();
+  const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
+  ASSERT_NE(scalar, nullptr);
+  ASSERT_NE(other, nullptr);
+  json e = EntryJson(*other, "contig", 9, 2, 8192);
+  e["one_thread"] = {{"variant", scalar->name}, {"tile", 0}};
+  const std::string path = Write("one_thread.json", TableJson({e}).dump(2));
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+  ReloadTilingTable();
+  ASSERT_EQ(ActiveTable().entries, 1u);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // bucket 9
+  EXPECT_EQ(c.variant, scalar);
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_EQ(c.chunk, 0u);
+  omp_set_num_threads(2);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);
+  EXPECT_EQ(c.variant, other);
+  EXPECT_EQ(c.threads, 2);
+  omp_set_num_threads(saved);
+  // A one_thread variant that does not compute the entry's op is refused.
+  const Variant* selu = DefaultVariant(Op::kSeluBwd, DType::kF32);
+  ASSERT_NE(selu, nullptr);
+  e["one_thread"]["variant"] = selu->name;
+  tables::Table t;
+  std::string err;
+  EXPECT_FALSE(tables::ParseTable(TableJson({e}).dump(), &t, &err));
+  EXPECT_NE(err.find("one_thread"), std::string::npos) << err;
+}
+
 TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
   const size_t n = 4096;  // bucket 6
   std::mt19937 rng(7);

@@ -70,6 +70,8 @@ void ExpectEqual(const Table& x, const Table& y) {
     EXPECT_EQ(a.variant, b.variant);
     EXPECT_EQ(a.tile, b.tile);
     EXPECT_EQ(a.threads, b.threads);
+    EXPECT_EQ(a.one_thread_variant, b.one_thread_variant);
+    EXPECT_EQ(a.one_thread_tile, b.one_thread_tile);
     EXPECT_DOUBLE_EQ(a.median_ns, b.median_ns);
     EXPECT_DOUBLE_EQ(a.spread_pct, b.spread_pct);
     EXPECT_EQ(a.runner_up, b.runner_up);
@@ -109,6 +111,9 @@ TEST(Table, TunerEntriesRoundTrip) {
   o.incumbent = o.chosen;
   o.incumbent.median = 1500;
   o.runner_up = o.incumbent;
+  // The best-ranked one-thread candidate becomes the entry's one_thread choice.
+  const std::string v1 = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
+  o.ranking = {o.chosen.cand.Key(), v1 + "|4096|1", v1 + "|0|1"};
   Table t;
   t.machine_id = "m";
   t.entries.push_back(ToEntry(o));
@@ -117,6 +122,8 @@ TEST(Table, TunerEntriesRoundTrip) {
   ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
   ExpectEqual(t, back);
   EXPECT_DOUBLE_EQ(back.entries[0].extra["tuning"]["speedup_vs_default"].get<double>(), 1.5);
+  EXPECT_EQ(back.entries[0].one_thread_variant, v1);
+  EXPECT_EQ(back.entries[0].one_thread_tile, 4096);
 }
 
 std::string Mutate(const std::function<void(nlohmann::json&)>& f) {

@@ -139,6 +139,20 @@ tables::Entry ToEntry(const CellOutcome& o) {
   e.tile = o.chosen.cand.tile;
   e.threads = o.chosen.cand.threads;
   e.median_ns = std::round(o.chosen.median * 10) / 10;
+  // The best-ranked one-thread candidate of the search (the ranking holds
+  // the challengers, best first; keys are variant|tile|threads[|extra]).
+  if (o.chosen.cand.threads > 1) {
+    for (const std::string& key : o.ranking) {
+      const size_t a = key.find('|'), b = key.find('|', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      const size_t c = key.find('|', b + 1);
+      if (key.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1) != "1") continue;
+      if (c != std::string::npos) continue;  // backend-specific extras: not a plain CPU candidate
+      e.one_thread_variant = key.substr(0, a);
+      e.one_thread_tile = std::stoll(key.substr(a + 1, b - a - 1));
+      break;
+    }
+  }
   e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
   if (o.runner_up) {
     json r{{"variant", o.runner_up->cand.variant},

@@ -7,29 +7,15 @@
 #include <sstream>
 
 #include "tiling/tuner/log.h"
+#include "tests/tuner/temp_files.h"
 
 namespace actgrad::tune {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path TempDir() { return fs::temp_directory_path() / ("actgrad_tuner_test_" + std::to_string(getpid())); }
-
-// Removes this process's temporary directory at exit (a forked child that
-// _exits leaves it to its parent).
-struct CleanUp {
-  pid_t pid = getpid();
-  ~CleanUp() {
-    std::error_code ec;
-    if (getpid() == pid) fs::remove_all(TempDir(), ec);
-  }
-} clean_up;
-
-std::string TempPath(const std::string& name) {
-  const fs::path dir = TempDir();
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+testing::TempFiles temp_files("actgrad_tuner_test_");
+std::string TempPath(const std::string& name) { return temp_files.Path(name); }
 
 std::string Slurp(const std::string& p) {
   std::ifstream in(p);

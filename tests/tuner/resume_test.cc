@@ -12,6 +12,7 @@
 
 #include "fake_backend.h"
 #include "tiling/tuner/tuner.h"
+#include "tests/tuner/temp_files.h"
 
 namespace actgrad::tune {
 namespace {
@@ -20,23 +21,8 @@ namespace fs = std::filesystem;
 using testing::FakeBackend;
 using testing::SimulatedCrash;
 
-fs::path TempDir() { return fs::temp_directory_path() / ("actgrad_tuner_resume_" + std::to_string(getpid())); }
-
-// Removes this process's temporary directory at exit (a forked child that
-// _exits leaves it to its parent).
-struct CleanUp {
-  pid_t pid = getpid();
-  ~CleanUp() {
-    std::error_code ec;
-    if (getpid() == pid) fs::remove_all(TempDir(), ec);
-  }
-} clean_up;
-
-std::string TempPath(const std::string& name) {
-  const fs::path dir = TempDir();
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+testing::TempFiles temp_files("actgrad_tuner_resume_");
+std::string TempPath(const std::string& name) { return temp_files.Path(name); }
 
 int SizeBucketOf(uint64_t n) {
   int k = 0;

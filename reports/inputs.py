@@ -16,7 +16,9 @@ from .errors import InputError
 TABLE_SCHEMA = "actgrad-tiling-table"
 # docs/accuracy.json as actgrad-accuracy writes it: {"schema": ..., "results": [...]}.
 ACCURACY_SCHEMA = "actgrad-accuracy"
-TABLE_FIELDS = ("op", "dtype", "bucket", "variant")
+TABLE_FIELDS = ("op", "dtype", "variant")
+# The size range key of each schema version: v1 4x buckets, v2 octaves.
+TABLE_RANGE = {1: ("bucket", 4), 2: ("octave", 2)}
 ACCURACY_FIELDS = ("op", "dtype", "variant", "max_err")
 
 
@@ -28,8 +30,10 @@ class Inputs:
 
 
 def _check_table(doc, path):
-    if doc.get("version") != 1:
-        raise InputError(path, f"tiling table version {doc.get('version')!r} is not supported (expected 1)")
+    version = doc.get("version")
+    if version not in TABLE_RANGE or isinstance(version, bool):
+        raise InputError(path, f"tiling table version {version!r} is not supported (expected 1 or 2)")
+    key, base = TABLE_RANGE[version]
     entries = doc.get("entries")
     if not isinstance(entries, list):
         raise InputError(path, "tiling table has no 'entries' list")
@@ -38,11 +42,13 @@ def _check_table(doc, path):
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             raise InputError(path, f"entries[{i}] is not an object")
-        missing = [k for k in TABLE_FIELDS if k not in e]
+        missing = [k for k in TABLE_FIELDS + (key,) if k not in e]
         if missing:
             raise InputError(path, f"entries[{i}] lacks {', '.join(missing)}")
-        if not isinstance(e["bucket"], int) or isinstance(e["bucket"], bool):
-            raise InputError(path, f"entries[{i}]: bucket {e['bucket']!r} is not an integer")
+        if not isinstance(e[key], int) or isinstance(e[key], bool) or not 0 <= e[key] < 64 // (base // 2):
+            raise InputError(path, f"entries[{i}]: {key} {e[key]!r} is not a valid integer")
+        # The size range [lo, hi) in elements, whatever the version.
+        e["_range"] = (base ** e[key], base ** (e[key] + 1))
     return doc
 
 

@@ -193,13 +193,16 @@ def _variant_short(op, dtype, variant):
 
 def heatmap_figure(path, table, outdir, idx):
     entries = table["entries"]
-    rows = sorted({(e["op"], e["dtype"], e.get("layout", "contig")) for e in entries},
-                  key=lambda r: (_order(r[0]), _dorder(r[1]), r[2]))
-    buckets = sorted({e["bucket"] for e in entries})
+    def row_of(e):  # GELU's two formulas are separate rows
+        form = (e.get("gelu_approx", "none"),) if e["op"] == "gelu_bwd" else ()
+        return (e["op"], e["dtype"]) + form + (e.get("layout", "contig"),)
+
+    rows = sorted({row_of(e) for e in entries}, key=lambda r: (_order(r[0]), _dorder(r[1]), r[2:]))
+    buckets = sorted({e["_range"] for e in entries})
     fams = sorted({_variant_short(e["op"], e["dtype"], e["variant"]) for e in entries})
     color = {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(fams)}
-    cell = {(e["op"], e["dtype"], e.get("layout", "contig"), e["bucket"]): e for e in entries}
-    w = max(9, 1.25 * len(buckets) + 5)
+    cell = {row_of(e) + (e["_range"],): e for e in entries}
+    w = max(9, 0.9 * len(buckets) + 5)
     h = max(3.5, 0.42 * len(rows) + 2.5)
     fig = Figure(figsize=(w, h), layout="constrained")
     ax = fig.subplots()
@@ -225,11 +228,11 @@ def heatmap_figure(path, table, outdir, idx):
     ax.set_xlim(0, len(buckets))
     ax.set_ylim(len(rows), 0)
     ax.set_xticks([j + 0.5 for j in range(len(buckets))])
-    ax.set_xticklabels([f"{human_size(4 ** b)}..\n{human_size(4 ** (b + 1))}" for b in buckets])
+    ax.set_xticklabels([f"{human_size(lo)}..\n{human_size(hi)}" for lo, hi in buckets], fontsize=7)
     ax.set_yticks([i + 0.5 for i in range(len(rows))])
     ax.set_yticklabels([".".join(r) for r in rows])
     ax.grid(False)
-    ax.set_xlabel("size bucket (elements)")
+    ax.set_xlabel("size range [lo, hi) (elements)")
     mid = table.get("machine_id", "?")
     ax.set_title(f"tuned table {mid} ({table.get('backend', '?')}): chosen variant per op, dtype, layout and size"
                  "\ncell text: unroll.target[.nt], tile x threads")

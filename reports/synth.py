@@ -120,13 +120,13 @@ def make_table(ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, machine="genuineintel-6-1
     for op in ops:
         for dtype in dtypes:
             names = [v for v, _ in variant_names(op, dtype)]
-            for b in range(5, 14):
-                v = names[0] if b < 9 else names[-1] if b > 11 else names[min(1, len(names) - 1)]
-                entries.append({"op": op, "dtype": dtype, "layout": "contig", "bucket": b,
-                                "size_lo": 4 ** b, "size_hi": 4 ** (b + 1), "variant": v,
-                                "tile": 4096 if b < 9 else 16384, "threads": 1 if b < 10 else 2,
-                                "median_ns": 100.0 * 4 ** (b - 5), "spread_pct": 1.0})
-    return {"schema": "actgrad-tiling-table", "version": 1, "machine_id": machine, "backend": "cpu",
+            for h in range(10, 27):
+                v = names[0] if h < 18 else names[-1] if h > 23 else names[min(1, len(names) - 1)]
+                entries.append({"op": op, "dtype": dtype, "layout": "contig", "octave": h,
+                                "size_lo": 2 ** h, "size_hi": 2 ** (h + 1), "variant": v,
+                                "tile": 4096 if h < 18 else 16384, "threads": 1 if h < 20 else 2,
+                                "median_ns": 100.0 * 2 ** (h - 10), "spread_pct": 1.0})
+    return {"schema": "actgrad-tiling-table", "version": 2, "machine_id": machine, "backend": "cpu",
             "provenance": {"cpu_model": "Synthetic CPU", "cores": 2, "git_commit": "c000",
                            "date": "2026-11-01T00:00:00Z", "tool_version": "0.1.0"},
             "entries": entries}

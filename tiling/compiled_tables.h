@@ -7,7 +7,7 @@
 namespace actgrad::tables {
 
 struct CompiledEntry {
-  uint8_t op, dtype, mode, layout, bucket;
+  uint8_t op, dtype, mode, layout, octave;  // n in [2^octave, 2^(octave+1))
   const char* variant;
   int64_t tile;
   int32_t threads;

@@ -1,6 +1,7 @@
 #include "tiling/dispatch.h"
 
 #include <cstdio>
+#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -13,11 +14,7 @@
 
 namespace actgrad {
 
-int SizeBucket(uint64_t n) {
-  int k = 0;
-  while (n >= 4 && k < 31) n /= 4, ++k;
-  return k;
-}
+int SizeOctave(uint64_t n) { return n < 2 ? 0 : int(std::bit_width(n)) - 1; }
 
 KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
   KernelChoice c;
@@ -28,7 +25,7 @@ KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
 
 namespace {
 
-constexpr int kBuckets = 32;
+constexpr int kOctaves = tables::kMaxOctaveIndex + 1;
 struct Cell {
   const Variant* variant = nullptr;
   int64_t tile = 0;
@@ -36,9 +33,9 @@ struct Cell {
   const Variant* one_thread = nullptr;  // when the caller allows 1 thread only
   int64_t one_thread_tile = 0;
 };
-// cells[op][dtype][mode][layout][bucket]
+// cells[op][dtype][mode][layout][octave]
 struct Grid {
-  Cell cells[kNumOps][kNumDTypes][2][2][kBuckets];
+  Cell cells[kNumOps][kNumDTypes][2][2][kOctaves];
 };
 
 struct Active {
@@ -49,7 +46,7 @@ struct Active {
 Active* g_active = nullptr;
 std::once_flag g_once;
 
-void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const char* name, int64_t tile, int threads,
+void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const char* name, int64_t tile, int threads,
          const char* one_thread_name, int64_t one_thread_tile) {
   const Variant* v = FindVariant(name);
   if (!v || !v->supported) {
@@ -57,10 +54,10 @@ void Add(Active* a, int op, int dtype, int mode, int layout, int bucket, const c
                  a->info.source.c_str(), v ? "unsupported" : "unknown", name);
     return;
   }
-  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || bucket >= kBuckets) return;
+  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
   const Variant* v1 = one_thread_name && *one_thread_name ? FindVariant(one_thread_name) : nullptr;
   if (v1 && !v1->supported) v1 = nullptr;
-  a->grid->cells[op][dtype][mode][layout][bucket] = Cell{v, tile, threads, v1, one_thread_tile};
+  a->grid->cells[op][dtype][mode][layout][octave] = Cell{v, tile, threads, v1, one_thread_tile};
   ++a->info.entries;
 }
 
@@ -73,7 +70,7 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
       for (const auto& e : t.entries)
-        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.bucket, e.variant.c_str(), e.tile, e.threads,
+        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.variant.c_str(), e.tile, e.threads,
             e.one_thread_variant.c_str(), e.one_thread_tile);
       return a;
     }
@@ -97,7 +94,7 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
   a->info = {pick->machine_id, std::string("compiled:") + pick->source, reason, 0};
   for (size_t i = 0; i < pick->count; ++i) {
     const auto& e = pick->entries[i];
-    Add(a, e.op, e.dtype, e.mode, e.layout, e.bucket, e.variant, e.tile, e.threads, e.one_thread_variant,
+    Add(a, e.op, e.dtype, e.mode, e.layout, e.octave, e.variant, e.tile, e.threads, e.one_thread_variant,
         e.one_thread_tile);
   }
   return a;
@@ -134,12 +131,12 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
     return *t_forced;
   const Active* a = Get();
   const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
-  // The entry of n's bucket, else the nearest tuned bucket (tables cover
-  // 1K..64M; smaller and larger sizes use the end buckets).
-  const int b = SizeBucket(n);
-  for (int d = 0; d < kBuckets; ++d) {
+  // The entry of n's octave, else the nearest tuned octave (tables cover
+  // 1K..128M; smaller and larger sizes use the end octaves).
+  const int b = SizeOctave(n);
+  for (int d = 0; d < kOctaves; ++d) {
     for (int s : {b - d, b + d}) {
-      if (s < 0 || s >= kBuckets || !cells[s].variant) continue;
+      if (s < 0 || s >= kOctaves || !cells[s].variant) continue;
       KernelChoice c;
       const Cell& cell = cells[s];
       const int cap = MaxThreads();

@@ -23,8 +23,8 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
 // The untuned choice (what the portable default table gives).
 KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n);
 
-// Size bucket k holds n in [4^k, 4^(k+1)) (docs/conventions.md).
-int SizeBucket(uint64_t n);
+// The size octave of n: h with n in [2^h, 2^(h+1)) (docs/conventions.md); 0 for n < 2.
+int SizeOctave(uint64_t n);
 
 // Which table the dispatch uses: its machine id and where it came from
 // ("compiled:<json path>" or "env:<path>"), and why it was chosen.

@@ -18,7 +18,7 @@ bool ParseLayout(const std::string& s, Layout* out) {
   return false;
 }
 
-uint64_t BucketLo(int bucket) { return uint64_t(1) << (2 * bucket); }
+uint64_t OctaveLo(int octave) { return uint64_t(1) << octave; }
 
 namespace {
 
@@ -55,10 +55,11 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
   if (!Field(j, "schema", &schema, "table", error)) return false;
   if (schema != kSchemaName) return Err(error, "schema is \"" + schema + "\", expected \"" + kSchemaName + "\"");
   if (!Field(j, "version", &version, "table", error)) return false;
-  if (version != kSchemaVersion)
-    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads version " +
+  if (version != 1 && version != kSchemaVersion)
+    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads versions 1 and " +
                           std::to_string(kSchemaVersion) + ")");
   Table t;
+  t.source_version = version;
   if (!Field(j, "machine_id", &t.machine_id, "table", error)) return false;
   if (t.machine_id.empty()) return Err(error, "machine_id is empty");
   if (!Field(j, "backend", &t.backend, "table", error, false)) return false;
@@ -76,7 +77,7 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
     std::string op, dtype, layout = "contig", mode = "none";
     if (!Field(e, "op", &op, where, error) || !Field(e, "dtype", &dtype, where, error) ||
         !Field(e, "layout", &layout, where, error, false) || !Field(e, "gelu_approx", &mode, where, error, false) ||
-        !Field(e, "bucket", &en.bucket, where, error) || !Field(e, "variant", &en.variant, where, error) ||
+        !Field(e, "variant", &en.variant, where, error) ||
         !Field(e, "tile", &en.tile, where, error, false) || !Field(e, "threads", &en.threads, where, error, false) ||
         !Field(e, "median_ns", &en.median_ns, where, error, false) ||
         !Field(e, "spread_pct", &en.spread_pct, where, error, false))
@@ -86,12 +87,23 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
     if (!ParseLayout(layout, &en.layout)) return Err(error, where + ": unknown layout \"" + layout + "\"");
     if (mode != "none" && mode != "tanh") return Err(error, where + ": gelu_approx must be \"none\" or \"tanh\"");
     en.mode = mode == "tanh" ? GeluApprox::kTanh : GeluApprox::kNone;
-    if (en.bucket < 0 || en.bucket > 31) return Err(error, where + ": bucket " + std::to_string(en.bucket) + " out of range");
+    // The size range: v2 an octave h, [2^h, 2^(h+1)); v1 a 4x bucket k,
+    // [4^k, 4^(k+1)), which is octaves 2k and 2k+1.
+    int first = 0, count = 1;
+    const char* range_key = version == 1 ? "bucket" : "octave";
+    int range = 0;
+    if (!Field(e, range_key, &range, where, error)) return false;
+    const int max_range = version == 1 ? kMaxOctaveIndex / 2 : kMaxOctaveIndex;
+    if (range < 0 || range > max_range)
+      return Err(error, where + ": " + range_key + " " + std::to_string(range) + " out of range 0.." + std::to_string(max_range));
+    if (version == 1) first = 2 * range, count = 2;
+    else first = range;
+    const uint64_t want_lo = OctaveLo(first), want_hi = OctaveLo(first + count);
     uint64_t lo = 0, hi = 0;
-    if (e.contains("size_lo") && (!Field(e, "size_lo", &lo, where, error) || lo != BucketLo(en.bucket)))
-      return Err(error, where + ": size_lo does not match bucket " + std::to_string(en.bucket));
-    if (e.contains("size_hi") && (!Field(e, "size_hi", &hi, where, error) || hi != BucketLo(en.bucket + 1)))
-      return Err(error, where + ": size_hi does not match bucket " + std::to_string(en.bucket));
+    if (e.contains("size_lo") && (!Field(e, "size_lo", &lo, where, error) || lo != want_lo))
+      return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
+    if (e.contains("size_hi") && (!Field(e, "size_hi", &hi, where, error) || hi != want_hi))
+      return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
     if (en.tile < 0) return Err(error, where + ": tile must be >= 0");
     if (en.threads < 1 || en.threads > 4096) return Err(error, where + ": threads must be in 1..4096");
     if (e.contains("one_thread")) {
@@ -116,11 +128,14 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
                                 op + " " + dtype);
       }
     }
-    const auto key = std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), en.bucket);
-    if (!seen.insert(key).second)
-      return Err(error, where + ": duplicate bucket (" + op + ", " + dtype + ", " + layout + ", bucket " +
-                            std::to_string(en.bucket) + ")");
-    t.entries.push_back(std::move(en));
+    for (int h = first; h < first + count; ++h) {
+      const auto key = std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), h);
+      if (!seen.insert(key).second)
+        return Err(error, where + ": duplicate size range (" + op + ", " + dtype + ", " + layout + ", " + range_key +
+                              " " + std::to_string(range) + ")");
+      en.octave = h;
+      t.entries.push_back(en);
+    }
   }
   *out = std::move(t);
   return true;
@@ -150,9 +165,9 @@ json ToJson(const Table& t) {
     x["dtype"] = std::string(DTypeName(e.dtype));
     if (e.op == Op::kGeluBwd) x["gelu_approx"] = e.mode == GeluApprox::kTanh ? "tanh" : "none";
     x["layout"] = LayoutName(e.layout);
-    x["bucket"] = e.bucket;
-    x["size_lo"] = BucketLo(e.bucket);
-    x["size_hi"] = BucketLo(e.bucket + 1);
+    x["octave"] = e.octave;
+    x["size_lo"] = OctaveLo(e.octave);
+    x["size_hi"] = OctaveLo(e.octave + 1);
     x["variant"] = e.variant;
     x["tile"] = e.tile;
     x["threads"] = e.threads;

@@ -1,4 +1,5 @@
-// The tiling table (docs/conventions.md, schema version 1): parse, validate,
+// The tiling table (docs/conventions.md, schema version 2; version 1 tables
+// still load): parse, validate,
 // serialize. Used by the tuner (writes), the table generator (build time) and
 // the ACTGRAD_TILING_TABLE override (run time).
 #pragma once
@@ -12,10 +13,14 @@
 
 namespace actgrad::tables {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr const char* kSchemaName = "actgrad-tiling-table";
-inline constexpr int kMinBucket = 5;   // 1K
-inline constexpr int kMaxBucket = 13;  // 64M
+// Size ranges are octaves: octave h holds n in [2^h, 2^(h+1)). Version 1
+// tables used 4x buckets (bucket k = octaves 2k and 2k+1); they load as two
+// octave entries with the same choice.
+inline constexpr int kMinOctave = 10;  // 1K
+inline constexpr int kMaxOctave = 26;  // 64M
+inline constexpr int kMaxOctaveIndex = 47;
 
 enum class Layout : uint8_t { kContig = 0, kBcast = 1 };
 const char* LayoutName(Layout l);
@@ -26,7 +31,7 @@ struct Entry {
   DType dtype = DType::kF32;
   GeluApprox mode = GeluApprox::kNone;  // GELU only: "gelu_approx": "none" | "tanh"
   Layout layout = Layout::kContig;
-  int bucket = kMinBucket;
+  int octave = kMinOctave;  // n in [2^octave, 2^(octave+1))
   std::string variant;
   int64_t tile = 0;
   int threads = 1;
@@ -45,11 +50,13 @@ struct Table {
   std::string backend = "cpu";
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<Entry> entries;
+  int source_version = kSchemaVersion;  // the version of the file it was read from
   std::string IsaFamily() const { return provenance.value("isa_family", ""); }
 };
 
 // Validates everything: schema name and version, required fields and types,
-// known ops/dtypes/layouts, bucket range and size bounds, no duplicate cell,
+// known ops/dtypes/layouts, octave (v1: bucket) range and size bounds, no
+// duplicate cell,
 // and (for CPU tables, when check_variants) that each variant exists and
 // computes the entry's op, dtype and GELU mode. Errors name the entry.
 bool ParseTable(const std::string& text, Table* out, std::string* error, bool check_variants = true);
@@ -58,6 +65,6 @@ nlohmann::json ToJson(const Table& t);
 // Writes atomically (temporary file + rename).
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error);
 
-uint64_t BucketLo(int bucket);
+uint64_t OctaveLo(int octave);
 
 }  // namespace actgrad::tables

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
       src << "static const CompiledEntry " << name << "[] = {\n";
       for (const auto& e : t.entries)
         src << "  {" << int(e.op) << ", " << int(e.dtype) << ", " << int(e.mode) << ", " << int(e.layout) << ", "
-            << e.bucket << ", " << Quote(e.variant) << ", " << e.tile << ", " << e.threads << ", "
+            << e.octave << ", " << Quote(e.variant) << ", " << e.tile << ", " << e.threads << ", "
             << (e.one_thread_variant.empty() ? std::string("nullptr") : Quote(e.one_thread_variant)) << ", "
             << e.one_thread_tile << "},\n";
       src << "};\n";

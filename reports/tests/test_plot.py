@@ -87,3 +87,29 @@ def test_the_committed_accuracy_results_are_read(tmp_path, cli_run, small_run):
     bad = write_json(tmp_path / "acc.json", {"schema": "actgrad-accuracy", "version": 1})
     r = cli_run("plot", run, bad, "--out", tmp_path / "out2")
     assert r.code == 2 and "results" in r.err, r
+
+
+def test_plot_reads_version_1_and_2_tables(tmp_path, cli_run):
+    """v2 tables have octave cells ([2^h, 2^(h+1))); v1 tables 4x buckets."""
+    from reports import inputs
+    v2 = synth.make_table(ops=("gelu_bwd",), dtypes=("f32",))
+    v1 = dict(v2, version=1, entries=[])
+    for e in v2["entries"]:
+        if e["octave"] % 2 == 0:
+            b = e["octave"] // 2
+            v1["entries"].append({k: x for k, x in e.items() if k != "octave"} |
+                                 {"bucket": b, "size_lo": 4 ** b, "size_hi": 4 ** (b + 1)})
+    p1, p2 = write_json(tmp_path / "v1.json", v1), write_json(tmp_path / "v2.json", v2)
+    kind, doc = inputs.classify(p2)
+    assert kind == "table" and doc["entries"][0]["_range"] == (1024, 2048)
+    kind, doc = inputs.classify(p1)
+    assert kind == "table" and doc["entries"][0]["_range"] == (1024, 4096)
+    for p in (p1, p2):
+        out = tmp_path / ("out_" + os.path.basename(p))
+        r = cli_run("plot", p, "--out", out)
+        assert r.code == 0, r
+        assert any(f.startswith("table_0_") for f in os.listdir(out))
+    bad = write_json(tmp_path / "bad.json", dict(v2, entries=[{k: x for k, x in v2["entries"][0].items()
+                                                                if k != "octave"}]))
+    r = cli_run("plot", bad, "--out", tmp_path / "bad_out")
+    assert r.code != 0 and "lacks octave" in r.err, r

@@ -7,6 +7,23 @@ file(WRITE ${WORK}/good.json [=[
               "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db2", "tile": 4096, "threads": 48,
               "extra": {"buffers": 2}, "median_ns": 1000.0}]}
 ]=])
+# A version-2 table (actgrad-tune --backend atlas-model) has octave cells:
+# octave 2k+1 (which holds 2*4^k) stands for host bucket k; even octaves are skipped.
+file(WRITE ${WORK}/octaves.json [=[
+{"schema": "actgrad-tiling-table", "version": 2, "machine_id": "ascend910b", "backend": "atlas-model",
+ "entries": [{"op": "gelu_bwd", "dtype": "f16", "layout": "contig", "octave": 16,
+              "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "tile": 4096, "threads": 48, "extra": {"buffers": 1}},
+             {"op": "gelu_bwd", "dtype": "f16", "layout": "contig", "octave": 17,
+              "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db2", "tile": 4096, "threads": 48, "extra": {"buffers": 2}}]}
+]=])
+execute_process(COMMAND ${GEN} --in ${WORK}/octaves.json --out ${WORK}/octaves.cc RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "version-2 table rejected: ${err}")
+endif()
+file(READ ${WORK}/octaves.cc cc)
+if(NOT cc MATCHES ", 8, \"gelu_bwd.f16.ascend.upcast_f32.erf.db2\"" OR cc MATCHES "erf.db1")
+  message(FATAL_ERROR "octave 17 should be host bucket 8 and octave 16 skipped:\n${cc}")
+endif()
 file(WRITE ${WORK}/truncated.json "{\"schema\": \"actgrad-tiling-table\", \"version\": 1, \"entries\": [")
 file(WRITE ${WORK}/badvariant.json [=[
 {"schema": "actgrad-tiling-table", "version": 1, "machine_id": "ascend910b", "backend": "atlas-model",

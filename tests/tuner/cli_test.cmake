@@ -2,7 +2,7 @@
 # resume (nothing re-measured), and reject a bad --sizes.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(common --ops softshrink --dtypes f16 --sizes 6-7 --layouts contig,bcast --budget 6s
+set(common --ops softshrink --dtypes f16 --sizes 4K-8K --layouts contig,bcast --budget 6s
     --out ${WORK}/t.json --log ${WORK}/t.log.jsonl --no-accuracy-gate --plain)
 execute_process(COMMAND ${TUNE} ${common} --fresh RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

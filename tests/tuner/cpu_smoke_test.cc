@@ -21,7 +21,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   AccuracyGate gate;
   gate.AllowAll();
   CpuBackend be(&gate);
-  const Bucket b{Op::kGeluBwd, DType::kF32, "contig", 8, RepresentativeN(8, uint64_t(1) << 26), GeluApprox::kNone};
+  const Bucket b{Op::kGeluBwd, DType::kF32, "contig", 16, RepresentativeN(16, uint64_t(1) << 26), GeluApprox::kNone};
   const auto cands = be.Candidates(b);
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands.front().variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);  // the default first
@@ -36,9 +36,9 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   }
   for (uint64_t n : be.Points(b)) {
     EXPECT_GE(n, uint64_t(1) << 16);
-    EXPECT_LT(n, uint64_t(1) << 18);
+    EXPECT_LT(n, uint64_t(1) << 17);
   }
-  const Bucket bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 5, RepresentativeN(5, uint64_t(1) << 26),
+  const Bucket bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 11, RepresentativeN(11, uint64_t(1) << 26),
                   GeluApprox::kNone};
   for (uint64_t n : be.Points(bc)) EXPECT_EQ(n % 1024, 0u);
   const Candidate d = be.Default(b);
@@ -50,7 +50,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   ASSERT_EQ(sb.size(), 2u);
   EXPECT_GT(sb[0], 0);
   // A bcast cell of an op that does not broadcast is an error, not a crash.
-  const Bucket bad{Op::kSeluBwd, DType::kF32, "bcast", 6, 8192, GeluApprox::kNone};
+  const Bucket bad{Op::kSeluBwd, DType::kF32, "bcast", 13, 8192, GeluApprox::kNone};
   EXPECT_THROW(be.Measure(bad, be.Default(bad), 1, 0.0005), std::runtime_error);
 }
 
@@ -87,7 +87,7 @@ TEST(AccuracyGate, OnlyPassingVariantsAreCandidates) {
   EXPECT_FALSE(gate.Allowed(*absent));
   EXPECT_TRUE(gate.absent().count(absent->name));
   CpuBackend be(&gate);
-  const Bucket b{Op::kHardswishBwd, DType::kF32, "contig", 7, RepresentativeN(7, uint64_t(1) << 26),
+  const Bucket b{Op::kHardswishBwd, DType::kF32, "contig", 14, RepresentativeN(14, uint64_t(1) << 26),
                  GeluApprox::kNone};
   std::set<std::string> vs;
   for (const auto& c : be.Candidates(b)) vs.insert(c.variant);
@@ -109,7 +109,7 @@ TEST(CpuTuning, TwoCellSmokeRun) {
   cfg.ops = {Op::kGeluBwd};
   cfg.dtypes = {DType::kF32};
   cfg.gelu_modes = {GeluApprox::kNone};
-  cfg.buckets = {6};
+  cfg.octaves = {12};
   cfg.layouts = {"contig", "bcast"};
   cfg.budget_sec = 4;
   MeasurementLog log;
@@ -126,7 +126,7 @@ TEST(CpuTuning, TwoCellSmokeRun) {
     EXPECT_TRUE(v->supported);
     EXPECT_EQ(int(v->op), int(Op::kGeluBwd));
     EXPECT_EQ(int(v->gelu_mode), int(GeluApprox::kNone));
-    EXPECT_EQ(e.bucket, 6);
+    EXPECT_EQ(e.octave, 12);
     EXPECT_GT(e.median_ns, 0);
   }
   tables::Table back;

@@ -46,16 +46,16 @@ class Dispatch : public ::testing::Test {
 
 json TableJson(const std::vector<json>& entries, const std::string& machine = "test-machine") {
   return json{{"schema", "actgrad-tiling-table"},
-              {"version", 1},
+              {"version", 2},
               {"machine_id", machine},
               {"backend", "cpu"},
               {"provenance", {{"isa_family", "test"}}},
               {"entries", entries}};
 }
 
-json EntryJson(const Variant& v, const char* layout, int bucket, int threads, int64_t tile) {
+json EntryJson(const Variant& v, const char* layout, int octave, int threads, int64_t tile) {
   json e{{"op", std::string(OpName(v.op))}, {"dtype", std::string(DTypeName(v.dtype))}, {"layout", layout},
-         {"bucket", bucket}, {"variant", v.name}, {"tile", tile}, {"threads", threads}, {"median_ns", 1.0},
+         {"octave", octave}, {"variant", v.name}, {"tile", tile}, {"threads", threads}, {"median_ns", 1.0},
          {"spread_pct", 0.0}};
   if (v.op == Op::kGeluBwd) e["gelu_approx"] = v.gelu_mode == GeluApprox::kTanh ? "tanh" : "none";
   return e;
@@ -120,9 +120,9 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   ASSERT_NE(scalar, nullptr);
   const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
   ASSERT_NE(other, nullptr);
-  const std::string path = Write("good.json", TableJson({EntryJson(*scalar, "contig", 8, 1, 0),
-                                                         EntryJson(*other, "contig", 9, 2, 8192),
-                                                         EntryJson(*scalar, "bcast", 7, 1, 0)})
+  const std::string path = Write("good.json", TableJson({EntryJson(*scalar, "contig", 16, 1, 0),
+                                                         EntryJson(*other, "contig", 18, 2, 8192),
+                                                         EntryJson(*scalar, "bcast", 14, 1, 0)})
                                                   .dump(2));
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   ReloadTilingTable();
@@ -132,16 +132,16 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   EXPECT_EQ(ActiveTable().entries, 3u);
   EXPECT_NE(ActiveTableName().find("test-machine"), std::string::npos);
 
-  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);  // bucket 8
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);  // octave 16
   EXPECT_EQ(c.variant, scalar);
   EXPECT_TRUE(c.from_table);
   EXPECT_EQ(c.threads, 1);
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // bucket 9
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
   EXPECT_EQ(c.variant, other);
   EXPECT_EQ(c.threads, std::min(2, omp_get_max_threads()));
   EXPECT_EQ(c.chunk, 8192u);
   // Broadcast has its own entries.
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, true);  // bucket 7
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, true);  // octave 14
   EXPECT_EQ(c.variant, scalar);
   // The tanh formula has no entry: the default for it.
   c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, 100000, false);
@@ -156,7 +156,7 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
   ASSERT_NE(scalar, nullptr);
   ASSERT_NE(other, nullptr);
-  json e = EntryJson(*other, "contig", 9, 2, 8192);
+  json e = EntryJson(*other, "contig", 18, 2, 8192);
   e["one_thread"] = {{"variant", scalar->name}, {"tile", 0}};
   const std::string path = Write("one_thread.json", TableJson({e}).dump(2));
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
@@ -164,7 +164,7 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   ASSERT_EQ(ActiveTable().entries, 1u);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);
-  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // bucket 9
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
   EXPECT_EQ(c.variant, scalar);
   EXPECT_EQ(c.threads, 1);
   EXPECT_EQ(c.chunk, 0u);
@@ -184,7 +184,7 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
 }
 
 TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
-  const size_t n = 4096;  // bucket 6
+  const size_t n = 4096;  // octave 12
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 2.f);
   std::vector<float> g(n), x(n);
@@ -205,8 +205,8 @@ TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
     }
   }
   if (!pick) GTEST_SKIP() << "every GELU f32 variant gives the default's bits on these inputs";
-  const std::string path = Write("pick.json", TableJson({EntryJson(*pick, "contig", 6, 1, 0),
-                                                         EntryJson(*pick, "bcast", 6, 1, 0)})
+  const std::string path = Write("pick.json", TableJson({EntryJson(*pick, "contig", 12, 1, 0),
+                                                         EntryJson(*pick, "bcast", 12, 1, 0)})
                                                   .dump());
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   ReloadTilingTable();
@@ -263,7 +263,7 @@ TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
 TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
   const Variant* scalar = ScalarGelu();
   ASSERT_NE(scalar, nullptr);
-  const std::string good = TableJson({EntryJson(*scalar, "contig", 8, 1, 0)}).dump(2);
+  const std::string good = TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}).dump(2);
   json wrong_version = json::parse(good);
   wrong_version["version"] = 99;
   json unknown = json::parse(good);

@@ -56,7 +56,7 @@ class FakeBackend : public Backend {
   // bucket; threads pay off for large n only; tiles cost 3 %.
   static double TrueTime(const Bucket& b, const Candidate& c) {
     const int vi = std::stoi(c.variant.substr(1));
-    double t = double(b.n) * (1.0 + 0.06 * double((vi + b.bucket) % 8));
+    double t = double(b.n) * (1.0 + 0.06 * double((vi + b.octave) % 8));
     if (b.layout == "bcast") t *= 1.2;
     if (c.threads > 1) t = t / c.threads * 1.15 + 20000.0;
     if (c.tile) t *= 1.03;
@@ -68,7 +68,7 @@ class FakeBackend : public Backend {
       throw SimulatedCrash{};
     }
     if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
-    const std::string key = std::to_string(b.bucket) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key();
+    const std::string key = std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key();
     std::vector<double> out;
     for (int r = 0; r < reps; ++r) {
       const int k = per_key[key]++;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "fake_backend.h"
+#include "tiling/dispatch.h"
 #include "tiling/tuner/tuner.h"
 #include "tests/tuner/temp_files.h"
 
@@ -24,17 +25,12 @@ using testing::SimulatedCrash;
 testing::TempFiles temp_files("actgrad_tuner_resume_");
 std::string TempPath(const std::string& name) { return temp_files.Path(name); }
 
-int SizeBucketOf(uint64_t n) {
-  int k = 0;
-  while (n >= 4) n /= 4, ++k;
-  return k;
-}
 
 TuneConfig SmallConfig() {
   TuneConfig c = TuneConfig::Defaults(false);
   c.ops = {Op::kSeluBwd, Op::kGeluBwd};
   c.dtypes = {DType::kF32};
-  c.buckets = {5, 8, 10};
+  c.octaves = {10, 16, 20};
   c.screen_keep = 3;         // the fake has 8 variants: screening runs
   c.budget_sec = 1e6;        // the fake is fast: the budget never binds
   return c;
@@ -77,7 +73,7 @@ void ExpectSameChoices(const tables::Table& a, const tables::Table& b) {
     EXPECT_EQ(int(x.op), int(y.op));
     EXPECT_EQ(int(x.mode), int(y.mode));
     EXPECT_EQ(int(x.layout), int(y.layout));
-    EXPECT_EQ(x.bucket, y.bucket);
+    EXPECT_EQ(x.octave, y.octave);
     EXPECT_EQ(x.variant, y.variant) << "entry " << i;
     EXPECT_EQ(x.threads, y.threads) << "entry " << i;
     EXPECT_EQ(x.tile, y.tile) << "entry " << i;
@@ -128,7 +124,7 @@ TEST_F(Resume, TwoCrashesAndATornLine) {
   EXPECT_THROW(Tune(a, path, true), SimulatedCrash);
   {  // power loss while writing the next line
     std::ofstream f(path, std::ios::app);
-    f << R"({"type":"m","cell":"selu_bwd/f32/-/contig/k5","cand":"v)";
+    f << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o10","cand":"v)";
   }
   FakeBackend b;
   b.crash_after = total_ / 3;
@@ -204,16 +200,19 @@ TEST(Tuning, TableFromTheFakeBackendIsValid) {
 }
 
 TEST(Tuning, PlanCellsFollowsTheSpec) {
-  TuneConfig c;  // all ops, f32/f16/bf16, 9 buckets, both layouts, both GELU modes
+  TuneConfig c;  // all ops, f32/f16/bf16, 17 octaves (1K..64M), both layouts, both GELU modes
   const auto cells = PlanCells(c);
-  // selu, hardswish, logit: 3 x 3 x 9 contig; gelu 2 modes x 3 x 2 x 9; softshrink 3 x 2 x 9
-  EXPECT_EQ(cells.size(), size_t(3 * 3 * 9 + 2 * 3 * 2 * 9 + 3 * 2 * 9));
+  // selu, hardswish, logit: 3 x 3 x 17 contig; gelu 2 modes x 3 x 2 x 17; softshrink 3 x 2 x 17
+  EXPECT_EQ(cells.size(), size_t(3 * 3 * 17 + 2 * 3 * 2 * 17 + 3 * 2 * 17));
   for (const auto& cell : cells) {
-    EXPECT_GE(cell.bucket.n, uint64_t(1) << (2 * cell.bucket.bucket));
-    EXPECT_LT(cell.bucket.n, uint64_t(1) << (2 * cell.bucket.bucket + 2));
+    EXPECT_GE(cell.bucket.n, uint64_t(1) << cell.bucket.octave);
+    EXPECT_LT(cell.bucket.n, uint64_t(1) << (cell.bucket.octave + 1));
+    EXPECT_EQ(SizeOctave(cell.bucket.n), cell.bucket.octave);
+    EXPECT_EQ(cell.bucket.n % 64, 0u);
   }
-  EXPECT_EQ(RepresentativeN(8, uint64_t(1) << 26), uint64_t(2) << 16);
-  EXPECT_EQ(RepresentativeN(13, uint64_t(1) << 26), uint64_t(1) << 26);
+  EXPECT_EQ(RepresentativeN(16, uint64_t(1) << 26), uint64_t(92672));  // 2^16 * sqrt(2), a multiple of 64
+  EXPECT_EQ(RepresentativeN(10, uint64_t(1) << 26), uint64_t(1472));
+  EXPECT_EQ(RepresentativeN(26, uint64_t(1) << 26), uint64_t(1) << 26);
   c.dtypes = {DType::kI32};
   for (const auto& cell : PlanCells(c)) EXPECT_EQ(int(cell.bucket.op), int(Op::kSeluBwd));
 }
@@ -239,19 +238,19 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   size_t between = 0;
   for (const auto& c : cells) {
     if (c.key.find('@') == std::string::npos) {
-      EXPECT_EQ(c.bucket.n, RepresentativeN(c.bucket.bucket, cfg.max_n));
+      EXPECT_EQ(c.bucket.n, RepresentativeN(c.bucket.octave, cfg.max_n));
       continue;
     }
     ++between;
-    // The top of bucket k, 2x past the size the bucket was tuned at.
-    EXPECT_EQ(c.bucket.n, (uint64_t(1) << (2 * c.bucket.bucket + 2)) - 3);
-    EXPECT_EQ(SizeBucketOf(c.bucket.n), c.bucket.bucket);
+    // The top of octave h, sqrt(2) past the size the octave was tuned at.
+    EXPECT_EQ(c.bucket.n, (uint64_t(1) << (c.bucket.octave + 1)) - 3);
+    EXPECT_EQ(SizeOctave(c.bucket.n), c.bucket.octave);
   }
   EXPECT_EQ(between * 2, cells.size());
   cfg.points = TuneConfig::Points::kBetween;
   EXPECT_EQ(PlanCells(cfg).size(), between);
-  // The largest bucket has no between point above max_n.
-  cfg.buckets = {13};
+  // The largest octave has no between point above max_n.
+  cfg.octaves = {26};
   EXPECT_TRUE(PlanCells(cfg).empty());
 
   // With a poor shipping choice (v7 on one thread) as the incumbent, the check
@@ -264,6 +263,7 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
     return c;
   };
   cfg.incumbent_name = "shipping:test";
+  cfg.confirm_reps = 4;
   EXPECT_NE(cfg.ToJson().dump(), SmallConfig().ToJson().dump());  // its own log
   FakeBackend be;
   MeasurementLog log;
@@ -271,9 +271,25 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   auto progress = Progress::Silent();
   const TuneResult r = RunTuning(be, log, cfg, *progress);
   ASSERT_EQ(r.cells.size(), cells.size());
-  for (const auto& c : r.cells) EXPECT_EQ(c.incumbent.cand.variant, "v7");
+  int confirmed = 0;
+  for (const auto& c : r.cells) {
+    EXPECT_EQ(c.incumbent.cand.variant, "v7");
+    // Cells where the search saw the shipping choice >5 % slower were
+    // re-measured: 4 fresh samples each, logged in the confirmation round.
+    if (c.incumbent.median > 1.05 * c.chosen.median) {
+      ASSERT_TRUE(c.confirmed.has_value()) << c.cell;
+      EXPECT_EQ(c.confirmed->reps, 4);
+      EXPECT_GT(c.confirmed->ratio, 1.05) << c.cell;  // the fake has little noise: the gap holds
+      EXPECT_NE(log.Find(c.cell, c.chosen.cand.Key(), kConfirmRound, 3), nullptr);
+      EXPECT_NE(log.Find(c.cell, c.incumbent.cand.Key(), kConfirmRound, 3), nullptr);
+      ++confirmed;
+    } else {
+      EXPECT_FALSE(c.confirmed.has_value()) << c.cell;
+    }
+  }
+  EXPECT_GT(confirmed, 0);
   const std::string report = FormatCheck(r, 0.05);
-  EXPECT_NE(report.find("SLOWER"), std::string::npos) << report;
+  EXPECT_NE(report.find("SLOWER (fresh p="), std::string::npos) << report;
   EXPECT_NE(report.find("between sizes"), std::string::npos) << report;
   EXPECT_NE(report.find("overall: "), std::string::npos) << report;
 }

@@ -36,7 +36,7 @@ Table Sample() {
   a.dtype = DType::kF32;
   a.mode = GeluApprox::kTanh;
   a.layout = tables::Layout::kBcast;
-  a.bucket = 8;
+  a.octave = 17;
   a.variant = AnyVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh)->name;
   a.tile = 16384;
   a.threads = 2;
@@ -47,7 +47,7 @@ Table Sample() {
   Entry b;
   b.op = Op::kSeluBwd;
   b.dtype = DType::kBF16;
-  b.bucket = 13;
+  b.octave = 26;
   b.variant = AnyVariant(Op::kSeluBwd, DType::kBF16, GeluApprox::kNone)->name;
   b.threads = 1;
   b.median_ns = 9.5e6;
@@ -66,7 +66,7 @@ void ExpectEqual(const Table& x, const Table& y) {
     EXPECT_EQ(int(a.dtype), int(b.dtype));
     EXPECT_EQ(int(a.mode), int(b.mode));
     EXPECT_EQ(int(a.layout), int(b.layout));
-    EXPECT_EQ(a.bucket, b.bucket);
+    EXPECT_EQ(a.octave, b.octave);
     EXPECT_EQ(a.variant, b.variant);
     EXPECT_EQ(a.tile, b.tile);
     EXPECT_EQ(a.threads, b.threads);
@@ -103,7 +103,7 @@ TEST(Table, RoundTripThroughTextAndFile) {
 
 TEST(Table, TunerEntriesRoundTrip) {
   CellOutcome o;
-  o.bucket = Bucket{Op::kSoftshrinkBwd, DType::kF16, "bcast", 9, 524288, GeluApprox::kNone};
+  o.bucket = Bucket{Op::kSoftshrinkBwd, DType::kF16, "bcast", 19, 741376, GeluApprox::kNone};
   o.chosen.cand.variant = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
   o.chosen.cand.threads = 2;
   o.chosen.median = 1000;
@@ -144,7 +144,7 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(good.substr(0, good.size() / 2), "not valid JSON");
   ExpectRejected("", "not valid JSON");
   ExpectRejected("[]", "JSON object");
-  ExpectRejected(Mutate([](auto& j) { j["version"] = 2; }), "version 2");
+  ExpectRejected(Mutate([](auto& j) { j["version"] = 3; }), "version 3");
   ExpectRejected(Mutate([](auto& j) { j.erase("version"); }), "version");
   ExpectRejected(Mutate([](auto& j) { j["schema"] = "something-else"; }), "schema");
   ExpectRejected(Mutate([](auto& j) { j["machine_id"] = ""; }), "machine_id");
@@ -153,21 +153,58 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
                  "unknown variant");
   ExpectRejected(Mutate([](auto& j) { j["entries"][1]["variant"] = j["entries"][0]["variant"]; }),
                  "does not compute");
-  ExpectRejected(Mutate([](auto& j) { j["entries"].push_back(j["entries"][0]); }), "duplicate bucket");
+  ExpectRejected(Mutate([](auto& j) { j["entries"].push_back(j["entries"][0]); }), "duplicate size range");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["layout"] = "diagonal"; }), "unknown layout");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["op"] = "relu_bwd"; }), "unknown op");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["dtype"] = "f64"; }), "unknown dtype");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_lo"] = 1000; }), "size_lo");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["threads"] = 0; }), "threads");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["tile"] = -1; }), "tile");
-  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["bucket"] = "eight"; }), "wrong type");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = "eight"; }), "wrong type");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = 48; }), "out of range");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0].erase("octave"); }), "octave");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_hi"] = 1 << 19; }), "size_hi");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "sigmoid"; }), "gelu_approx");
   // A GELU erf entry naming a tanh variant computes the wrong formula.
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "none"; }), "does not compute");
 }
 
+// Version 1 tables (4x buckets) still load: bucket k is octaves 2k and 2k+1
+// with the same choice; a v1 bucket overlapping another is a duplicate.
+TEST(Table, VersionOneBucketsLoadAsTwoOctaves) {
+  nlohmann::json j = tables::ToJson(Sample());
+  j["version"] = 1;
+  for (auto& e : j["entries"]) {
+    const int h = e["octave"].get<int>();
+    e.erase("octave");
+    e["bucket"] = h / 2;
+    e["size_lo"] = uint64_t(1) << (2 * (h / 2));
+    e["size_hi"] = uint64_t(1) << (2 * (h / 2) + 2);
+  }
+  Table t;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &t, &err)) << err;
+  EXPECT_EQ(t.source_version, 1);
+  ASSERT_EQ(t.entries.size(), 4u);
+  EXPECT_EQ(t.entries[0].octave, 16);  // bucket 8 = [64K, 256K)
+  EXPECT_EQ(t.entries[1].octave, 17);
+  EXPECT_EQ(t.entries[0].variant, t.entries[1].variant);
+  EXPECT_EQ(t.entries[2].octave, 26);  // bucket 13
+  EXPECT_EQ(t.entries[3].octave, 27);
+  // Written back, it is a version-2 table with four octave entries.
+  Table back;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
+  EXPECT_EQ(back.source_version, 2);
+  EXPECT_EQ(back.entries.size(), 4u);
+  j["entries"][0]["size_lo"] = 1 << 17;
+  ExpectRejected(j.dump(), "size_lo does not match bucket 8");
+  j["entries"][0]["size_lo"] = 1 << 16;
+  j["entries"].push_back(j["entries"][0]);
+  ExpectRejected(j.dump(), "duplicate size range");
+}
+
 TEST(Table, DuplicateOnlyWithinTheSameCell) {
-  // Same bucket but another layout or GELU mode is a different cell.
+  // Same octave but another layout or GELU mode is a different cell.
   const std::string text = Mutate([](auto& j) {
     auto e = j["entries"][0];
     e["layout"] = "contig";
@@ -190,8 +227,8 @@ TEST(Table, CommittedTableOfThisMachineValidates) {
                           "tool_version", "isa_family"})
     EXPECT_TRUE(t.provenance.contains(key)) << key;
   for (const auto& e : t.entries) {
-    EXPECT_GE(e.bucket, tables::kMinBucket);
-    EXPECT_LE(e.bucket, tables::kMaxBucket);
+    EXPECT_GE(e.octave, tables::kMinOctave);
+    EXPECT_LE(e.octave, tables::kMaxOctave);
     EXPECT_GT(e.median_ns, 0);
     const Variant* v = FindVariant(e.variant);
     ASSERT_NE(v, nullptr);

@@ -86,7 +86,7 @@ bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, co
     return false;
   }
   if ((*v)->op != b.op || (*v)->dtype != b.dtype) {
-    *err = "variant " + c.variant + " does not match the bucket";
+    *err = "variant " + c.variant + " does not match the cell";
     return false;
   }
   if (c.extra.contains("buffers") && c.extra["buffers"].get<int>() != (*v)->buffers) {
@@ -149,7 +149,7 @@ nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, co
   for (Op op : ops)
     for (DType dt : AscendDTypes(op))
       for (int k = k_lo; k <= k_hi; ++k) {
-        Bucket b{op, dt, "contig", k, uint64_t(2) << (2 * k)};
+        Bucket b{op, dt, "contig", 2 * k + 1, uint64_t(2) << (2 * k)};  // octave 2k+1 holds 2*4^k
         struct Scored {
           Candidate c;
           double ns;

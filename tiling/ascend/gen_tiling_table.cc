@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     }
     if (!j.is_object() || j.value("schema", "") != "actgrad-tiling-table")
       return Fail(in, "\"schema\" must be \"actgrad-tiling-table\"");
-    if (j.value("version", 0) != 1) return Fail(in, "\"version\" must be 1");
+    const int version = j.value("version", 0);
+    if (version != 1 && version != 2) return Fail(in, "\"version\" must be 1 or 2");
     backend = j.value("backend", "");
     if (backend != "atlas-model" && backend != "atlas-device")
       return Fail(in, "\"backend\" must be \"atlas-model\" or \"atlas-device\", not \"" + backend + "\"");
@@ -93,7 +94,17 @@ int main(int argc, char** argv) {
         if (!ParseOpName(ops, &op)) return Fail(in, where + ": unknown op \"" + ops + "\"");
         if (!ParseDTypeName(dts, &dt)) return Fail(in, where + ": unknown dtype \"" + dts + "\"");
         if (e.value("layout", "contig") != "contig") continue;  // the kernels are contiguous
-        const int bucket = e.at("bucket").get<int>();
+        // The host table has 4x buckets (bucket k: [4^k, 4^(k+1)), tuned at
+        // 2*4^k). A version-2 table (actgrad-tune) has octaves: octave 2k+1
+        // holds bucket k's centre and stands for it; even octaves are skipped.
+        int bucket = 0;
+        if (version == 1) {
+          bucket = e.at("bucket").get<int>();
+        } else {
+          const int octave = e.at("octave").get<int>();
+          if (octave % 2 == 0) continue;
+          bucket = (octave - 1) / 2;
+        }
         if (bucket < 0 || bucket > 20) return Fail(in, where + ": bucket out of range");
         const std::string vname = e.at("variant").get<std::string>();
         const AscendVariant* v = FindAscendVariant(vname);

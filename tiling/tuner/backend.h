@@ -13,13 +13,13 @@
 
 namespace actgrad::tune {
 
-// One cell of the table: op x dtype x layout x size bucket, measured at n.
+// One cell of the table: op x dtype x layout x size octave, measured at n.
 struct Bucket {
   Op op;
   DType dtype;
   std::string layout;  // "contig" | "bcast"
-  int bucket;          // n in [4^bucket, 4^(bucket+1))
-  uint64_t n;          // the size measured for this bucket
+  int octave;          // n in [2^octave, 2^(octave+1)) (tables::Entry::octave)
+  uint64_t n;          // the size measured for this cell
   // GELU only: which formula (erf = kNone, or tanh); kNone for the other ops.
   // (Added by the tuner; last so that existing aggregate initializers compile.)
   GeluApprox mode = GeluApprox::kNone;

@@ -132,7 +132,7 @@ struct CpuBackend::Impl {
   uint64_t capacity = 0;
   AlignedBuf g, x, out;
 
-  // Per (bucket, candidate, point) state: calibration and executors.
+  // Per (cell, candidate, point) state: calibration and executors.
   struct PointState {
     bool warmed = false;
     int64_t iters = 1;
@@ -153,7 +153,7 @@ struct CpuBackend::Impl {
   };
   std::string bucket_key;
   std::map<std::string, std::unique_ptr<PointState>> states;
-  std::map<std::string, double> last_call;  // size -> seconds of one call (this bucket)
+  std::map<std::string, double> last_call;  // size -> seconds of one call (this cell)
 
   void Prepare(const Bucket& b, uint64_t need) {
     const size_t es = DTypeSize(b.dtype);
@@ -244,8 +244,8 @@ int CpuBackend::MaxThreads() const {
 }
 
 std::vector<uint64_t> CpuBackend::Points(const Bucket& b) const {
-  const uint64_t lo = uint64_t(1) << (2 * b.bucket);
-  const uint64_t hi = (uint64_t(1) << (2 * b.bucket + 2)) - 1;
+  const uint64_t lo = uint64_t(1) << b.octave;
+  const uint64_t hi = (uint64_t(1) << (b.octave + 1)) - 1;
   auto fix = [&](double v) {
     uint64_t n = uint64_t(std::llround(v));
     n = std::clamp<uint64_t>(n, lo, hi);
@@ -326,7 +326,7 @@ std::vector<double> CpuBackend::Measure(const Bucket& b, const Candidate& c, int
   Impl& m = *impl_;
   m.Prepare(b, *std::max_element(pts.begin(), pts.end()));
   const std::string bkey = std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
-                           std::to_string(int(b.mode)) + "/" + b.layout + "/" + std::to_string(b.bucket) + "/" +
+                           std::to_string(int(b.mode)) + "/" + b.layout + "/" + std::to_string(b.octave) + "/" +
                            std::to_string(b.n);
   if (bkey != m.bucket_key) {
     m.states.clear();
@@ -437,7 +437,7 @@ nlohmann::json CpuBackend::Provenance() {
   for (const Variant& v : Variants())
     if (v.supported) targets.insert(v.target);
   p["variant_targets"] = std::vector<std::string>(targets.begin(), targets.end());
-  p["measure_points"] = impl_->opts.two_points ? "n/sqrt2 and n*sqrt2 (clamped to the bucket and max_n)" : "n";
+  p["measure_points"] = impl_->opts.two_points ? "n/sqrt2 and n*sqrt2 (clamped to the octave and max_n)" : "n";
   p["max_n"] = impl_->opts.max_n;
   return p;
 }

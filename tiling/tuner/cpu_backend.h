@@ -3,10 +3,11 @@
 //  - layout "bcast": the public aclnn API (g [rows, 1024], x [1, 1024]) with
 //    ScopedKernelOverride forcing the candidate and a repeatable executor.
 // A sample loops the kernel for at least min_seconds and reports the time of
-// one call. To serve the whole bucket it times two sizes, n/sqrt2 and
-// n*sqrt2 (the log-quartiles of the bucket when n is its geometric centre,
-// clamped into the bucket and to max_n) and reports the mean time per
-// element times n.
+// one call, at the cell's n (the octave's geometric centre). With two_points
+// it times n/sqrt2 and n*sqrt2 instead (clamped into the octave and to max_n)
+// and reports the mean time per element times n: a choice that serves a wide
+// size range, but one that hides a crossover inside it (plain vs streaming
+// stores, one vs two threads), which is why the tables have octave cells.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,7 +22,7 @@ namespace actgrad::tune {
 struct CpuBackendOptions {
   uint64_t max_n = uint64_t(1) << 26;  // 64M elements: memory and time cap per operand
   int max_threads = 0;                 // 0: omp_get_max_threads()
-  bool two_points = true;
+  bool two_points = false;
 };
 
 class CpuBackend : public Backend {

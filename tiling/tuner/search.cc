@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "tiling/tuner/stats.h"
 
@@ -87,6 +88,20 @@ double Search::Sample(const std::string& cell, const Bucket& b, const Candidate&
   ++out->samples_measured;
   if (on_sample) on_sample();
   return ns[0];
+}
+
+std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& cell, const Bucket& b,
+                                                                    const Candidate& a, const Candidate& c,
+                                                                    int reps) {
+  CellOutcome scratch;
+  std::vector<double> sa(size_t(std::max(reps, 0))), sc(sa.size());
+  const auto perm = SeededPermutation(2 * sa.size(), HashKey(opts_.seed, cell + "#confirm"));
+  for (size_t k : perm) {
+    const size_t rep = k / 2;
+    if (k % 2 == 0) sa[rep] = Sample(cell, b, a, kConfirmRound, int(rep), &scratch);
+    else sc[rep] = Sample(cell, b, c, kConfirmRound, int(rep), &scratch);
+  }
+  return {sa, sc};
 }
 
 CellOutcome Search::RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,

@@ -57,6 +57,16 @@ struct CellOutcome {
   int samples_measured = 0, samples_replayed = 0;
   double cost_sec = 0;               // measurement time (logged) of the cell
   double budget_sec = 0;             // what it was allowed
+  // --check only: fresh interleaved samples of the incumbent (the shipping
+  // choice) against `chosen`, taken after the search picked it. The search's
+  // own final round is what made `chosen` the best of several noisy
+  // estimates, so its ratio is biased towards the challenger.
+  struct Confirmation {
+    double ratio = 1;   // median(incumbent) / median(chosen): > 1 = incumbent slower
+    double p = 1;       // one-sided U test, chosen faster than the incumbent
+    int reps = 0;
+  };
+  std::optional<Confirmation> confirmed;
 };
 
 // Thrown when the stop flag is raised (Ctrl-C): the log keeps everything
@@ -80,6 +90,11 @@ class Search {
   // most `keep` candidates survive; `ranking` orders all candidates.
   CellOutcome RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
                         double budget_sec);
+
+  // `reps` fresh samples each of a and c, interleaved in a seeded order,
+  // logged (round kConfirmRound) so that a resumed run replays them.
+  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Bucket& b,
+                                                              const Candidate& a, const Candidate& c, int reps);
 
   // Virtual clock: the summed logged cost of every sample this Search used.
   double spent() const { return spent_; }
@@ -107,6 +122,7 @@ class Search {
 
 // The log key of the final round (rounds of the halving count from 0).
 inline constexpr int kFinalRound = 100;
+inline constexpr int kConfirmRound = 101;  // Search::Compare
 
 // Deterministic shuffle (Fisher-Yates over a splitmix64 stream): the same
 // seed and key give the same order on every platform.

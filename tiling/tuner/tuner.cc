@@ -54,25 +54,26 @@ json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks (a log of another version is
   // not replayed: its samples would be asked for in another order).
-  j["search_version"] = 3;
+  j["search_version"] = 4;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
   for (GeluApprox g : gelu_modes) m.push_back(ModeName(g));
   j["ops"] = o;
   j["dtypes"] = d;
-  j["buckets"] = buckets;
+  j["octaves"] = octaves;
   j["layouts"] = layouts;
   j["gelu_modes"] = m;
   j["budget_sec"] = budget_sec;
   j["quick"] = quick;
   j["max_n"] = max_n;
   j["screen_keep"] = screen_keep;
-  j["screen_buckets"] = screen_buckets;
+  j["screen_octaves"] = screen_octaves;
   j["overhead_share"] = overhead_share;
   j["screen_share"] = screen_share;
   if (points != Points::kTuned) j["points"] = points == Points::kBetween ? "between" : "both";
   if (incumbent_name != "default") j["incumbent"] = incumbent_name;
+  if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
   j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
                  {"max_base_reps", search.max_base_reps}, {"alpha", search.alpha},
@@ -80,11 +81,12 @@ json TuneConfig::ToJson() const {
   return j;
 }
 
-uint64_t BetweenN(int k) { return (uint64_t(1) << (2 * (k + 1))) - 3; }
+uint64_t BetweenN(int h) { return (uint64_t(1) << (h + 1)) - 3; }
 
-uint64_t RepresentativeN(int k, uint64_t max_n) {
-  const uint64_t lo = uint64_t(1) << (2 * k);
-  return std::max(lo, std::min(2 * lo, max_n));
+uint64_t RepresentativeN(int h, uint64_t max_n) {
+  const uint64_t lo = uint64_t(1) << h;
+  const uint64_t centre = std::max<uint64_t>(lo, uint64_t(std::llround(double(lo) * std::sqrt(2.0) / 64.0)) * 64);
+  return std::max(lo, std::min(centre, max_n));
 }
 
 std::string GroupKey(const Bucket& b) {
@@ -92,7 +94,7 @@ std::string GroupKey(const Bucket& b) {
          (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
 }
 
-std::string CellKey(const Bucket& b) { return GroupKey(b) + "/" + b.layout + "/k" + std::to_string(b.bucket); }
+std::string CellKey(const Bucket& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
 
 bool OpHasBcast(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
 bool OpHasDType(Op op, DType t) { return IsFloat(t) || op == Op::kSeluBwd; }
@@ -107,7 +109,7 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
       for (GeluApprox m : modes)
         for (const std::string& layout : cfg.layouts) {
           if (layout == "bcast" && !OpHasBcast(op)) continue;
-          for (int k : cfg.buckets) {
+          for (int k : cfg.octaves) {
             std::vector<uint64_t> ns;
             if (cfg.points != TuneConfig::Points::kBetween) ns.push_back(RepresentativeN(k, cfg.max_n));
             if (cfg.points != TuneConfig::Points::kTuned && BetweenN(k) <= cfg.max_n) ns.push_back(BetweenN(k));
@@ -134,7 +136,7 @@ tables::Entry ToEntry(const CellOutcome& o) {
   e.dtype = o.bucket.dtype;
   e.mode = o.bucket.op == Op::kGeluBwd ? o.bucket.mode : GeluApprox::kNone;
   tables::ParseLayout(o.bucket.layout, &e.layout);
-  e.bucket = o.bucket.bucket;
+  e.octave = o.bucket.octave;
   e.variant = o.chosen.cand.variant;
   e.tile = o.chosen.cand.tile;
   e.threads = o.chosen.cand.threads;
@@ -214,13 +216,13 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     const Bucket& g0 = gcells.front()->bucket;
 
     // --- screening: one candidate per variant at a mid and a large size ---
-    std::vector<std::pair<int, std::vector<std::string>>> screens;  // (bucket, variants best first)
+    std::vector<std::pair<int, std::vector<std::string>>> screens;  // (octave, variants best first)
     bool screened = false;
     if (!det) {
       std::vector<int> sb;
-      for (int s : cfg.screen_buckets) {
-        int best = cfg.buckets.front();
-        for (int k : cfg.buckets)
+      for (int s : cfg.screen_octaves) {
+        int best = cfg.octaves.front();
+        for (int k : cfg.octaves)
           if (std::abs(k - s) < std::abs(best - s)) best = k;
         if (std::find(sb.begin(), sb.end(), best) == sb.end()) sb.push_back(best);
       }
@@ -235,9 +237,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           cur_plan = screen_per_group / double(sb.size());
           cur_allow = cur_plan;
           cur_start = search.spent();
-          cur_what = "screen " + GroupKey(b) + " k" + std::to_string(k);
+          cur_what = "screen " + GroupKey(b) + " o" + std::to_string(k);
           const CellOutcome o =
-              search.RunScreen("screen/" + GroupKey(b) + "/k" + std::to_string(k), b, firsts, cfg.screen_keep, cur_plan);
+              search.RunScreen("screen/" + GroupKey(b) + "/o" + std::to_string(k), b, firsts, cfg.screen_keep, cur_plan);
           done_plan += cur_plan;
           std::map<std::string, std::string> var_of;
           for (const auto& c : firsts) var_of[c.Key()] = c.variant;
@@ -247,7 +249,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           screened = true;
           std::string top;
           for (int i = 0; i < std::min<int>(cfg.screen_keep, int(order.size())); ++i) top += (i ? ", " : "") + order[size_t(i)];
-          progress.Line("screen " + GroupKey(b) + " k" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
+          progress.Line("screen " + GroupKey(b) + " o" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
                         " variants -> " + top + (o.budget_cut ? " (budget cut)" : ""));
         } else {
           for (const auto& c : firsts) order.push_back(c.variant);
@@ -255,7 +257,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         screens.push_back({k, order});
       }
     }
-    // rank of a variant for bucket k: its place in the nearest screen's top,
+    // rank of a variant for octave k: its place in the nearest screen's top,
     // else after them by the other screens; unranked variants are dropped.
     auto rank_for = [&](int k, const std::string& variant) -> int {
       if (screens.empty()) return 0;
@@ -276,7 +278,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     };
 
     // --- the cells of the group ---
-    std::map<std::string, Candidate> prev_winner;  // per layout: the last bucket's choice
+    std::map<std::string, Candidate> prev_winner;  // per layout: the last octave's choice
     for (const CellSpec* cs : gcells) {
       ++ci;
       const Bucket& b = cs->bucket;
@@ -299,7 +301,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         const auto pw = prev_winner.find(b.layout);
         std::vector<std::pair<int, Candidate>> ranked;
         for (auto& c : all) {
-          int r = rank_for(b.bucket, c.variant);
+          int r = rank_for(b.octave, c.variant);
           if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
           const int ci = config_index[c.variant]++;
           const bool same_config = pw != prev_winner.end() && pw->second.threads == c.threads &&
@@ -310,6 +312,11 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         std::vector<Candidate> cands;
         for (auto& [r, c] : ranked) cands.push_back(std::move(c));
         CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance);
+        if (cfg.confirm_reps > 0 && o.chosen.cand.Key() != o.incumbent.cand.Key() &&
+            o.incumbent.median > o.chosen.median * (1.0 + cfg.confirm_above)) {
+          const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);
+          o.confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
+        }
         res.budget_cut_cells += o.budget_cut;
         progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
                       Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
@@ -362,7 +369,7 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
   for (const auto& e : table.entries) {
     if (std::find(cfg.ops.begin(), cfg.ops.end(), e.op) == cfg.ops.end()) continue;
     if (std::find(cfg.dtypes.begin(), cfg.dtypes.end(), e.dtype) == cfg.dtypes.end()) continue;
-    if (std::find(cfg.buckets.begin(), cfg.buckets.end(), e.bucket) == cfg.buckets.end()) continue;
+    if (std::find(cfg.octaves.begin(), cfg.octaves.end(), e.octave) == cfg.octaves.end()) continue;
     if (std::find(cfg.layouts.begin(), cfg.layouts.end(), std::string(tables::LayoutName(e.layout))) ==
         cfg.layouts.end())
       continue;
@@ -377,7 +384,7 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
   for (size_t i = 0; i < todo.size(); ++i) {
     const tables::Entry& e = *todo[i];
     VerifyRow row;
-    row.bucket = Bucket{e.op, e.dtype, tables::LayoutName(e.layout), e.bucket, RepresentativeN(e.bucket, cfg.max_n),
+    row.bucket = Bucket{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
                         e.mode};
     row.entry.variant = e.variant;
     row.entry.tile = e.tile;
@@ -444,7 +451,7 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
   o << "\ngeometric mean speed-up over the default, per op/dtype and layout:\n";
   for (const auto& g : order_l) {
     const auto& v = by_group_layout[g];
-    std::snprintf(line, sizeof(line), "  %-30s %6.2fx  (%zu buckets, min %.2fx, max %.2fx)\n", g.c_str(), GeoMean(v),
+    std::snprintf(line, sizeof(line), "  %-30s %6.2fx  (%zu octaves, min %.2fx, max %.2fx)\n", g.c_str(), GeoMean(v),
                   v.size(), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
     o << line;
   }
@@ -466,8 +473,8 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
 std::string FormatCheck(const TuneResult& res, double tolerance) {
   std::ostringstream o;
   char line[640];
-  std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11s %-50s %11s %7s %s\n", "cell", "n", "shipping choice",
-                "ship ns", "best found", "best ns", "ship/best", "verdict");
+  std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11s %-50s %11s %9s %9s %s\n", "cell", "n", "shipping choice",
+                "ship ns", "best found", "best ns", "ship/best", "confirmed", "verdict");
   o << line;
   struct Tally {
     int cells = 0, ok = 0;
@@ -477,13 +484,19 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   std::vector<std::string> order;
   for (const auto& c : res.cells) {
     const bool at_tuned = c.cell.find('@') == std::string::npos;
-    const double ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
-    const bool ok = ratio <= 1.0 + tolerance;
+    const double search_ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
+    // The verdict rests on the fresh samples when there are any: slower by
+    // more than the tolerance, and significantly (alpha 0.05).
+    const double ratio = c.confirmed ? c.confirmed->ratio : search_ratio;
+    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= 0.05);
     std::string verdict = ok ? "ok" : "SLOWER";
-    if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
-    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %6.3fx %s\n", c.cell.c_str(),
+    if (c.confirmed) verdict += Fmt(" (fresh p=%.2g)", c.confirmed->p);
+    else if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
+    if (c.confirmed && ok && search_ratio > 1.0 + tolerance) verdict += ", not confirmed";
+    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %8.3fx %9s %s\n", c.cell.c_str(),
                   SizeLabel(c.bucket.n).c_str(), Short(c.incumbent.cand).c_str(), c.incumbent.median,
-                  Short(c.chosen.cand).c_str(), c.chosen.median, ratio, verdict.c_str());
+                  Short(c.chosen.cand).c_str(), c.chosen.median, search_ratio,
+                  c.confirmed ? Fmt("%.3fx", c.confirmed->ratio).c_str() : "-", verdict.c_str());
     o << line;
     const std::string g = GroupKey(c.bucket) + "/" + c.bucket.layout;
     if (!tuned.count(g) && !between.count(g)) order.push_back(g);
@@ -493,7 +506,7 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     t.worst = std::max(t.worst, ratio);
   }
   o << "\nper op/dtype/layout: cells where the shipping choice is within " << Fmt("%.0f", tolerance * 100)
-    << " % of the best found (worst ratio)\n";
+    << " % of the best found (confirmed by fresh samples where the search saw more; worst ratio)\n";
   int all = 0, all_ok = 0;
   for (const auto& g : order) {
     std::string row = "  " + g;

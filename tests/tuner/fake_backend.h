@@ -5,6 +5,7 @@
 #include <csignal>
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,14 @@ class FakeBackend : public Backend {
   int variants = 8;
   long calls = 0;           // Measure calls completed
   std::map<std::string, int> per_key;  // (bucket, candidate) -> calls
+  std::set<std::string> prepared;      // cells Prepare ran for
+  long unprepared_measures = 0;        // Measure calls on a cell Prepare never saw
+
+  static std::string CellId(const Bucket& b) {
+    return std::to_string(int(b.op)) + "/" + std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "@" +
+           std::to_string(b.n);
+  }
+  void Prepare(const Bucket& b) override { prepared.insert(CellId(b)); }
 
   std::string Name() const override { return "fake"; }
   bool Deterministic() const override { return deterministic; }
@@ -67,6 +76,7 @@ class FakeBackend : public Backend {
       if (kill_instead) std::raise(SIGKILL);
       throw SimulatedCrash{};
     }
+    if (!prepared.count(CellId(b))) ++unprepared_measures;
     if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
     const std::string key = std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key();
     std::vector<double> out;

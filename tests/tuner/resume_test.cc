@@ -228,6 +228,8 @@ TEST(Tuning, BudgetIsRespectedRoughly) {
   const TuneResult r = RunTuning(be, log, cfg, *progress);
   EXPECT_EQ(r.table.entries.size(), 15u);
   EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.5);
+  EXPECT_EQ(be.unprepared_measures, 0);  // every cell's data was set up before (outside) its samples
+  EXPECT_EQ(be.prepared.size(), 15u);  // (the screens run at cells' sizes)
   EXPECT_GT(r.budget_cut_cells, 0);
 }
 

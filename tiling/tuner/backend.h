@@ -50,6 +50,10 @@ class Backend {
   virtual std::vector<Candidate> Candidates(const Bucket& b) = 0;
   // The untuned default (the incumbent when no table entry exists).
   virtual Candidate Default(const Bucket& b) = 0;
+  // Sets up what measuring cell `b` needs (data, buffers) before its first
+  // sample, outside the samples' timed cost (the budget's clock), so a cell
+  // that needs larger buffers is not priced as if each sample paid for them.
+  virtual void Prepare(const Bucket& b) { (void)b; }
   // `reps` samples of the time of one call, in nanoseconds; each sample runs
   // for at least min_seconds (a model backend ignores it).
   virtual std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) = 0;

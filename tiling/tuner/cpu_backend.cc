@@ -318,6 +318,11 @@ Candidate CpuBackend::Default(const Bucket& b) {
   return c;
 }
 
+void CpuBackend::Prepare(const Bucket& b) {
+  const std::vector<uint64_t> pts = Points(b);
+  impl_->Prepare(b, *std::max_element(pts.begin(), pts.end()));
+}
+
 std::vector<double> CpuBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
   const Variant* v = FindVariant(c.variant);
   if (!v || !v->supported || v->op != b.op || v->dtype != b.dtype)

@@ -34,6 +34,7 @@ class CpuBackend : public Backend {
   bool Deterministic() const override { return false; }
   std::vector<Candidate> Candidates(const Bucket& b) override;
   Candidate Default(const Bucket& b) override;
+  void Prepare(const Bucket& b) override;
   std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) override;
   nlohmann::json Provenance() override;
   std::string MachineId() override;

@@ -24,7 +24,7 @@ namespace actgrad::tune {
 
 struct SearchOptions {
   double min_seconds = 0.0015;  // wall time of one sample (the CPU backend loops the kernel)
-  int final_reps = 10;          // samples per finalist in the final round
+  int final_reps = 14;          // samples per finalist in the final round
   int min_final_reps = 5;       // ... when the budget is short
   int finalists = 3;            // candidates in the final round, the incumbent included
   int max_base_reps = 2;        // samples per candidate in round 0 when the budget allows
@@ -118,6 +118,7 @@ class Search {
   const std::atomic<bool>* stop_;
   double spent_ = 0;
   int measured_ = 0, replayed_ = 0;
+  std::string prepared_cell_;  // the cell Backend::Prepare last ran for
 };
 
 // The log key of the final round (rounds of the halving count from 0).

@@ -54,7 +54,7 @@ json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks (a log of another version is
   // not replayed: its samples would be asked for in another order).
-  j["search_version"] = 4;
+  j["search_version"] = 5;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));

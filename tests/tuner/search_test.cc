@@ -89,6 +89,47 @@ TEST(Search, LargeCellsPreferThreads) {
   EXPECT_EQ(o.chosen.cand.tile, 0);
 }
 
+TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
+  // n = 32K: four threads win by ~10 %, so the halving's two survivors both
+  // run four threads (v1, v2); the incumbent runs four too. The best
+  // one-thread candidate (v1) is close enough to get the final round's
+  // samples, and only it: no other trait value is missing.
+  const Bucket b = B(7);
+  for (int extra : {0, 2}) {
+    FakeBackend be;
+    MeasurementLog log;
+    log.OpenInMemory({});
+    SearchOptions opts;
+    opts.trait_finalists = extra;
+    Search s(be, log, opts);
+    Candidate inc;
+    inc.variant = "v0";
+    inc.threads = 4;
+    const CellOutcome o = s.RunCell("c", b, be.Candidates(b), inc, 1e9);
+    EXPECT_EQ(o.chosen.cand.variant, "v1");
+    EXPECT_EQ(o.chosen.cand.threads, 4);
+    std::vector<std::string> one_thread_finalists;
+    for (const Candidate& c : be.Candidates(b))
+      if (c.threads == 1 && log.Find("c", c.Key(), kFinalRound, 0)) one_thread_finalists.push_back(c.variant);
+    if (extra == 0) {
+      EXPECT_TRUE(one_thread_finalists.empty());
+    } else {
+      EXPECT_EQ(one_thread_finalists, std::vector<std::string>{"v1"});
+    }
+  }
+  // Far behind the leader (n = 512K: one thread is ~3x slower): not taken.
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  Candidate inc;
+  inc.variant = "v0";
+  inc.threads = 4;
+  s.RunCell("c", B(9), be.Candidates(B(9)), inc, 1e9);
+  for (const Candidate& c : be.Candidates(B(9)))
+    if (c.threads == 1) EXPECT_EQ(log.Find("c", c.Key(), kFinalRound, 0), nullptr) << c.Key();
+}
+
 TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
   // Variant "v1" is 1 % faster than the incumbent: real, but under min_gain.
   class Close : public FakeBackend {

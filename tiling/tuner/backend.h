@@ -57,6 +57,14 @@ class Backend {
   // `reps` samples of the time of one call, in nanoseconds; each sample runs
   // for at least min_seconds (a model backend ignores it).
   virtual std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) = 0;
+  // Where a candidate stands on the dimensions whose best value flips with
+  // size or machine state (a crossover: one vs two threads, plain vs
+  // streaming stores), as "name=value" strings. The search takes the best
+  // candidate of each value to its final round, so such a choice is made on
+  // the long interleaved samples, not on a round-0 sample or two.
+  virtual std::vector<std::string> Traits(const Candidate& c) const {
+    return {"threads=" + std::to_string(c.threads)};
+  }
   // Provenance block of the table (see docs/conventions.md).
   virtual nlohmann::json Provenance() = 0;
   virtual std::string MachineId() = 0;

@@ -307,6 +307,11 @@ std::vector<Candidate> CpuBackend::Candidates(const Bucket& b) {
   return out;
 }
 
+std::vector<std::string> CpuBackend::Traits(const Candidate& c) const {
+  const Variant* v = FindVariant(c.variant);
+  return {"threads=" + std::to_string(c.threads), std::string("stores=") + (v && v->nt_stores ? "nt" : "plain")};
+}
+
 Candidate CpuBackend::Default(const Bucket& b) {
   const KernelChoice k = DefaultChoice(b.op, b.dtype, b.mode, b.n);
   if (!k.variant) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +

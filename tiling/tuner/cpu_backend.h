@@ -35,6 +35,8 @@ class CpuBackend : public Backend {
   std::vector<Candidate> Candidates(const Bucket& b) override;
   Candidate Default(const Bucket& b) override;
   void Prepare(const Bucket& b) override;
+  // threads=N and stores=plain|nt (the two crossovers of these kernels).
+  std::vector<std::string> Traits(const Candidate& c) const override;
   std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) override;
   nlohmann::json Provenance() override;
   std::string MachineId() override;

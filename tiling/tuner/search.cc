@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -158,6 +159,7 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   const bool det = backend_.Deterministic();
   int finalists = std::max(2, opts_.finalists);
   int target = screen ? keep : finalists - 1;  // challengers left when halving stops
+  int trait_extra = screen || det ? 0 : std::max(0, opts_.trait_finalists);  // planned as if always taken
 
   // Seconds of a plan: c challengers, base reps b0, final reps f. The
   // incumbent (cell mode) is measured in every round as well.
@@ -179,7 +181,7 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
       c = std::max(target, (c + 1) / 2);
       ++r;
     }
-    ch += double(c) * double(f);
+    ch += double(c + trait_extra) * double(f);
     inc += double(f);
     return ch * unit_other + inc * unit_first;
   };
@@ -194,6 +196,7 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   if (!fits() && !screen && finalists > 2) {  // last resort: the best challenger against the incumbent
     finalists = 2;
     target = 1;
+    trait_extra = 0;
     nc = std::min(nc, 1);
     out.budget_cut = true;
   }
@@ -262,6 +265,28 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
     if (challengers.size() > 1) out.runner_up = stats(challengers[1], slots[size_t(challengers[1])].All());
     out.decision = "screen";
     return out;
+  }
+
+  // Trait finalists: for each trait value none of the finalists has, the best
+  // eliminated candidate that has it (later rounds first, by median), when
+  // it is not far behind the leader.
+  if (trait_extra > 0 && !challengers.empty()) {
+    std::set<std::string> covered;
+    for (const auto& t : backend_.Traits(slots[0].cand)) covered.insert(t);
+    for (int i : challengers)
+      for (const auto& t : backend_.Traits(slots[size_t(i)].cand)) covered.insert(t);
+    const double lead = median_of(challengers.front());
+    int added = 0;
+    for (auto it = eliminated.rbegin(); it != eliminated.rend() && added < trait_extra; ++it)
+      for (int i : *it) {
+        if (added >= trait_extra) break;
+        const auto traits = backend_.Traits(slots[size_t(i)].cand);
+        const bool brings_new = std::any_of(traits.begin(), traits.end(), [&](const std::string& t) { return !covered.count(t); });
+        if (!brings_new || median_of(i) > lead * opts_.trait_within) continue;
+        challengers.push_back(i);
+        covered.insert(traits.begin(), traits.end());
+        ++added;
+      }
   }
 
   // Final round: the surviving challengers and the incumbent, interleaved.

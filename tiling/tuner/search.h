@@ -28,6 +28,11 @@ struct SearchOptions {
   int min_final_reps = 5;       // ... when the budget is short
   int finalists = 3;            // candidates in the final round, the incumbent included
   int max_base_reps = 2;        // samples per candidate in round 0 when the budget allows
+  // Besides the halving's survivors, at most this many more finalists: the
+  // best candidate of each Backend::Traits value no finalist has, if its
+  // median so far is within trait_within of the leader's.
+  int trait_finalists = 2;
+  double trait_within = 1.5;
   double alpha = 0.05;          // significance level of the U test
   double min_gain = 0.02;       // a challenger must also be this much faster (median)
   uint64_t seed = 1;

@@ -54,7 +54,7 @@ json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks (a log of another version is
   // not replayed: its samples would be asked for in another order).
-  j["search_version"] = 5;
+  j["search_version"] = 6;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -76,7 +76,8 @@ json TuneConfig::ToJson() const {
   if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
   j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
-                 {"max_base_reps", search.max_base_reps}, {"alpha", search.alpha},
+                 {"max_base_reps", search.max_base_reps}, {"trait_finalists", search.trait_finalists},
+                 {"trait_within", search.trait_within}, {"alpha", search.alpha},
                  {"min_gain", search.min_gain}, {"seed", search.seed}};
   return j;
 }

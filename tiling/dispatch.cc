@@ -32,6 +32,7 @@ struct Cell {
   int threads = 1;
   const Variant* one_thread = nullptr;  // when the caller allows 1 thread only
   int64_t one_thread_tile = 0;
+  bool tuned = true;  // false: the default, standing in for an entry this CPU cannot run
 };
 // cells[op][dtype][mode][layout][octave]
 struct Grid {
@@ -46,19 +47,49 @@ struct Active {
 Active* g_active = nullptr;
 std::once_flag g_once;
 
+// Entries naming a variant this CPU cannot run (a table of another machine
+// of the ISA family: AVX512-FP16 variants on an AVX-512 CPU without it) get
+// the default choice for their octave; they are counted for one message.
+struct Skipped {
+  size_t count = 0;
+  std::string first;
+};
+
 void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const char* name, int64_t tile, int threads,
-         const char* one_thread_name, int64_t one_thread_tile) {
+         const char* one_thread_name, int64_t one_thread_tile, Skipped* skipped) {
+  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
+  Cell& cell = a->grid->cells[op][dtype][mode][layout][octave];
   const Variant* v = FindVariant(name);
   if (!v || !v->supported) {
-    std::fprintf(stderr, "actgrad: tiling table %s names %s variant %s; using the default there\n",
-                 a->info.source.c_str(), v ? "unsupported" : "unknown", name);
+    if (skipped->count++ == 0) skipped->first = name;
+    // The octave's geometric centre, as the tuner measures it.
+    const uint64_t centre = uint64_t(double(uint64_t(1) << octave) * 1.41421356);
+    const KernelChoice d = DefaultChoice(Op(op), DType(dtype), GeluApprox(mode), centre);
+    if (d.variant) cell = Cell{d.variant, 0, d.threads, nullptr, 0, false};
     return;
   }
-  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
   const Variant* v1 = one_thread_name && *one_thread_name ? FindVariant(one_thread_name) : nullptr;
   if (v1 && !v1->supported) v1 = nullptr;
-  a->grid->cells[op][dtype][mode][layout][octave] = Cell{v, tile, threads, v1, one_thread_tile};
+  cell = Cell{v, tile, threads, v1, one_thread_tile, true};
   ++a->info.entries;
+}
+
+void ReportSkipped(const Active* a, const Skipped& s) {
+  if (s.count == 0) return;
+  std::fprintf(stderr,
+               "actgrad: tiling table %s: %zu entries name variants this CPU cannot run (first: %s); "
+               "those cells use the default\n",
+               a->info.source.c_str(), s.count, s.first.c_str());
+}
+
+// Entries of a compiled table this CPU can run.
+size_t RunnableEntries(const tables::CompiledTable& t) {
+  size_t k = 0;
+  for (size_t i = 0; i < t.count; ++i) {
+    const Variant* v = FindVariant(t.entries[i].variant);
+    k += v && v->supported;
+  }
+  return k;
 }
 
 Active* Select(const std::string& id_override, const std::string& isa_override) {
@@ -69,9 +100,11 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
     std::string error;
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
+      Skipped skipped;
       for (const auto& e : t.entries)
         Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.variant.c_str(), e.tile, e.threads,
-            e.one_thread_variant.c_str(), e.one_thread_tile);
+            e.one_thread_variant.c_str(), e.one_thread_tile, &skipped);
+      ReportSkipped(a, skipped);
       return a;
     }
     std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the compiled-in table\n",
@@ -84,19 +117,29 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
   std::string reason;
   for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
     if (id == tables::kCompiledTables[i].machine_id) pick = &tables::kCompiledTables[i], reason = "exact machine id";
-  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
-    if (!isa.empty() && isa == tables::kCompiledTables[i].isa_family)
-      pick = &tables::kCompiledTables[i], reason = "ISA family " + isa;
+  // Of several tables of the family (e.g. two AVX-512 CPUs, one with
+  // AVX512-FP16), the one with the most entries this CPU can run.
+  if (!pick && !isa.empty()) {
+    size_t best = 0;
+    for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
+      const auto& t = tables::kCompiledTables[i];
+      if (isa != t.isa_family) continue;
+      const size_t k = RunnableEntries(t);
+      if (!pick || k > best) pick = &t, best = k, reason = "ISA family " + isa;
+    }
+  }
   for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
     if (std::string("default") == tables::kCompiledTables[i].machine_id)
       pick = &tables::kCompiledTables[i], reason = "portable default";
   if (!pick) return a;
   a->info = {pick->machine_id, std::string("compiled:") + pick->source, reason, 0};
+  Skipped skipped;
   for (size_t i = 0; i < pick->count; ++i) {
     const auto& e = pick->entries[i];
     Add(a, e.op, e.dtype, e.mode, e.layout, e.octave, e.variant, e.tile, e.threads, e.one_thread_variant,
-        e.one_thread_tile);
+        e.one_thread_tile, &skipped);
   }
+  ReportSkipped(a, skipped);
   return a;
 }
 
@@ -149,7 +192,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
         c.threads = std::min(cell.threads, cap);
         c.chunk = size_t(cell.tile);
       }
-      c.from_table = true;
+      c.from_table = cell.tuned;
       return c;
     }
   }

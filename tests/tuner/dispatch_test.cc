@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -146,6 +147,72 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   // The tanh formula has no entry: the default for it.
   c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, 100000, false);
   EXPECT_EQ(c.variant, DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh));
+}
+
+// A table of another machine of the family may name variants this CPU cannot
+// run (AVX512-FP16 ones on an AVX-512 CPU without it): those cells take the
+// default for their size, with one message for the table, not one per entry.
+TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
+  const Variant* unrunnable = nullptr;
+  for (const Variant& v : Variants())
+    if (!v.supported && v.op == Op::kSeluBwd) {
+      unrunnable = &v;
+      break;
+    }
+  if (!unrunnable) GTEST_SKIP() << "this CPU runs every SELU variant";
+  const Variant* runnable = DefaultVariant(Op::kSeluBwd, unrunnable->dtype);
+  ASSERT_NE(runnable, nullptr);
+  const std::string path = Write("unrunnable.json", TableJson({EntryJson(*unrunnable, "contig", 12, 1, 0),
+                                                               EntryJson(*unrunnable, "contig", 20, 2, 0),
+                                                               EntryJson(*runnable, "contig", 16, 1, 0)})
+                                                        .dump(2));
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+  testing::internal::CaptureStderr();
+  ReloadTilingTable();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+  EXPECT_EQ(ActiveTable().entries, 1u);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("2 entries name variants this CPU cannot run"), std::string::npos) << err;
+  EXPECT_NE(err.find(unrunnable->name), std::string::npos) << err;
+  for (uint64_t n : {uint64_t(5000), uint64_t(1) << 20}) {  // octaves 12 and 20: the default at n
+    const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, false);
+    const KernelChoice d = DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n);
+    EXPECT_EQ(c.variant, d.variant) << n;
+    EXPECT_EQ(c.threads, d.threads) << n;
+    EXPECT_FALSE(c.from_table) << n;
+  }
+  // The runnable entry still counts; the neighbours' defaults do not spread into it.
+  const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, 70000, false);
+  EXPECT_EQ(c.variant, runnable);
+  EXPECT_TRUE(c.from_table);
+}
+
+// Of several compiled tables of one ISA family, the fallback takes the one
+// with the most entries this CPU can run.
+TEST_F(Dispatch, IsaFamilyFallbackPrefersTheMostRunnableTable) {
+  auto runnable = [](const tables::CompiledTable& t) {
+    size_t k = 0;
+    for (size_t i = 0; i < t.count; ++i) {
+      const Variant* v = FindVariant(t.entries[i].variant);
+      k += v && v->supported;
+    }
+    return k;
+  };
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
+    const std::string family = tables::kCompiledTables[i].isa_family;
+    if (family.empty() || std::string(tables::kCompiledTables[i].machine_id) == "default") continue;
+    size_t best = 0;
+    for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
+      if (family == tables::kCompiledTables[j].isa_family) best = std::max(best, runnable(tables::kCompiledTables[j]));
+    testing::internal::CaptureStderr();
+    ReloadTilingTable("no-such-machine", family);
+    testing::internal::GetCapturedStderr();
+    ASSERT_EQ(ActiveTable().reason, "ISA family " + family);
+    for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
+      if (ActiveTable().machine_id == tables::kCompiledTables[j].machine_id)
+        EXPECT_EQ(runnable(tables::kCompiledTables[j]), best) << family << ": " << ActiveTable().machine_id;
+  }
 }
 
 // The aclnn API computes with the variant the table names: pick a variant

@@ -154,7 +154,9 @@ const ActiveTableInfo& ActiveTable() { return Get()->info; }
 std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->info.source + ")"; }
 
 void ReloadTilingTable(const std::string& id, const std::string& isa) {
-  Get();
+  bool first = false;  // the first selection is this one (not a default one thrown away, messages and all)
+  std::call_once(g_once, [&] { g_active = Select(id, isa), first = true; });
+  if (first) return;
   Active* old = g_active;
   g_active = Select(id, isa);
   delete old;

@@ -51,11 +51,17 @@ bool SpinUntil(Pred pred) {
   }
 }
 
-// One job at a time. Pieces are claimed dynamically, so a worker that the OS
-// has descheduled (the other core busy) costs at most the piece it holds: the
-// caller takes the rest and never waits for an idle worker to wake.
+// One job at a time. The pieces are split into one contiguous range per
+// thread; a thread claims the pieces of its own range first, then steals
+// from the others. When the threads keep pace, thread t runs the same pieces
+// call after call, so an operand that fits in the caches stays in the cache
+// of the core that writes it (claiming every piece from one shared counter
+// gave each call a new split: the output's cache lines moved between the
+// cores, 7-20 % at 23K elements on a 2-vCPU EPYC guest). A worker that the
+// OS has descheduled (the other core busy) costs at most the piece it holds:
+// the caller steals the rest and never waits for an idle worker to wake.
 //
-// Claims go through one 64-bit word, next_ = (job generation << 32) | next
+// Claims go through one 64-bit word per range, (job generation << 32) | next
 // piece, and are compare-and-swaps on it. A worker that wakes late sees a
 // generation that is not its job's, or the closed marker the caller stores
 // when a job ends, and its CAS fails, so it can never run a piece of a job
@@ -91,28 +97,40 @@ class Pool {
     count_.store(count);
     threads_.store(threads);
     done_.store(0);
-    next_.store(uint64_t(gen) << 32);
+    const int ranges = std::min(threads, kMaxRanges);
+    for (int r = 0; r < ranges; ++r) {
+      ranges_[r].end.store(count * (r + 1) / ranges);
+      ranges_[r].next.store((uint64_t(gen) << 32) | uint64_t(count * r / ranges));
+    }
+    ranges_count_.store(ranges);
     generation_.store(gen);
     generation_.notify_all();
     Work(gen, 0);
     if (!SpinUntil([&] { return done_.load() == count; }))
       for (int64_t d; (d = done_.load()) != count;) done_.wait(d);
-    next_.store((uint64_t(gen) << 32) | kClosed);  // late CASes on this job now fail
+    for (int r = 0; r < ranges; ++r)
+      ranges_[r].next.store((uint64_t(gen) << 32) | kClosed);  // late CASes on this job now fail
   }
 
  private:
   static constexpr int64_t kClosed = 0xffffffff;
 
-  // Claims and runs pieces of job `gen` until none is left.
+  // Claims and runs pieces of job `gen` until none is left: its own range
+  // first, then the others in turn.
   void Work(uint32_t gen, int thread) {
-    for (;;) {
-      uint64_t w = next_.load();
-      if (uint32_t(w >> 32) != gen) return;
-      const int64_t piece = int64_t(w & 0xffffffff), count = count_.load();
-      if (piece >= count || thread >= threads_.load()) return;
-      if (!next_.compare_exchange_weak(w, w + 1)) continue;
-      (*body_.load())(piece, piece + 1, thread);
-      if (done_.fetch_add(1) + 1 == count) done_.notify_one();
+    const int ranges = ranges_count_.load();
+    for (int k = 0; k < ranges; ++k) {
+      Range& range = ranges_[(thread + k) % ranges];
+      for (;;) {
+        uint64_t w = range.next.load();
+        if (uint32_t(w >> 32) != gen) return;  // another job's range: this one is over
+        const int64_t piece = int64_t(w & 0xffffffff);
+        if (piece >= range.end.load()) break;  // exhausted (or closed): the next range
+        if (thread >= threads_.load()) return;
+        if (!range.next.compare_exchange_weak(w, w + 1)) continue;
+        (*body_.load())(piece, piece + 1, thread);
+        if (done_.fetch_add(1) + 1 == count_.load()) done_.notify_one();
+      }
     }
   }
 
@@ -148,7 +166,15 @@ class Pool {
   std::mutex run_mu_;
   int workers_ = 0;  // guarded by run_mu_
   std::atomic<uint32_t> generation_{0};
-  std::atomic<uint64_t> next_{kClosed};
+  // One range of pieces per thread of the job (threads beyond kMaxRanges
+  // share them); `next` holds the job generation in its upper half.
+  static constexpr int kMaxRanges = 64;
+  struct alignas(64) Range {
+    std::atomic<uint64_t> next{kClosed};
+    std::atomic<int64_t> end{0};
+  };
+  Range ranges_[kMaxRanges];
+  std::atomic<int> ranges_count_{0};
   std::atomic<int64_t> done_{0};
   std::atomic<int64_t> count_{0};
   std::atomic<int> threads_{1};

@@ -49,12 +49,45 @@ TEST(ThreadPool, ManyBackToBackJobsLoseNothing) {
 TEST(ThreadPool, CallerFinishesWhenAWorkerIsSlow) {
   // A worker stuck in its piece must not hold up the other pieces: the caller
   // claims them (the descheduled-worker case on a loaded machine).
+  // The worker's first piece (in its own range) sleeps: the caller finishes
+  // its own range and steals the rest of the worker's.
   std::atomic<int64_t> sum{0};
+  std::atomic<bool> slept{false};
+  std::atomic<int64_t> by_caller{0};
   ParallelFor(2, 64, [&](int64_t b, int64_t e, int t) {
-    if (t == 1 && b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (t == 1 && !slept.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (t == 0) by_caller.fetch_add(e - b);
     sum.fetch_add(e - b);
   });
   EXPECT_EQ(sum.load(), 64);
+  if (slept.load()) EXPECT_GE(by_caller.load(), 32);  // its own half at least
+}
+
+TEST(ThreadPool, EachThreadStartsInItsOwnRange) {
+  // Pieces are split into one contiguous range per thread and a thread
+  // claims its own range first, so the same thread runs the same pieces call
+  // after call (cache affinity). The caller claims piece 0 before anyone;
+  // a worker that runs anything starts in its range unless the caller had
+  // already taken all of it.
+  constexpr int64_t kCount = 8;
+  int worker_started_home = 0;
+  for (int job = 0; job < 20; ++job) {
+    std::atomic<int64_t> first[2] = {-1, -1};
+    std::atomic<int64_t> done{0};
+    ParallelFor(2, kCount, [&](int64_t b, int64_t, int t) {
+      int64_t none = -1;
+      first[t].compare_exchange_strong(none, b);
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+      done.fetch_add(1);
+    });
+    ASSERT_EQ(done.load(), kCount);
+    EXPECT_EQ(first[0].load(), 0) << "job " << job;
+    if (first[1].load() >= 0) {
+      EXPECT_GE(first[1].load(), kCount / 2) << "job " << job;
+      worker_started_home += first[1].load() == kCount / 2;
+    }
+  }
+  EXPECT_GT(worker_started_home, 0);
 }
 
 TEST(ThreadPool, NestedCallRunsInline) {

@@ -296,5 +296,27 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   EXPECT_NE(report.find("overall: "), std::string::npos) << report;
 }
 
+TEST(Verify, ReportMarksEachCellFasterSlowerOrNotSignificant) {
+  auto row = [](double entry_ns, double def_ns, double p, double p_slower) {
+    VerifyRow r;
+    r.bucket.op = Op::kSeluBwd;
+    r.bucket.dtype = DType::kF32;
+    r.bucket.layout = "contig";
+    r.bucket.octave = 14;
+    r.bucket.n = 23168;
+    r.entry.variant = "v1";
+    r.entry.threads = 2;
+    r.def.variant = "v0";
+    r.entry_ns = entry_ns, r.def_ns = def_ns, r.speedup = def_ns / entry_ns;
+    r.p_value = p, r.p_slower = p_slower;
+    return r;
+  };
+  EXPECT_EQ(FormatVerify({row(100, 150, 0.001, 0.999)}).find("(n.s.)"), std::string::npos);
+  EXPECT_NE(FormatVerify({row(100, 101, 0.4, 0.6)}).find("(n.s.)"), std::string::npos);
+  const std::string slower = FormatVerify({row(160, 100, 0.999, 0.001)});
+  EXPECT_NE(slower.find("0.62x (SLOWER than the default, p=0.001)"), std::string::npos) << slower;
+  EXPECT_NE(slower.find("1 significantly slower than the default"), std::string::npos) << slower;
+}
+
 }  // namespace
 }  // namespace actgrad::tune

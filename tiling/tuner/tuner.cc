@@ -411,6 +411,7 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
       row.def_ns = row.same ? row.entry_ns : Median(d);
       row.speedup = row.def_ns / row.entry_ns;
       row.p_value = row.same ? 1.0 : MannWhitneyLessP(a, d);
+      row.p_slower = row.same ? 1.0 : MannWhitneyLessP(d, a);
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& ex) {
@@ -431,15 +432,22 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
   o << line;
   std::map<std::string, std::vector<double>> by_group, by_group_layout;
   std::vector<std::string> order, order_l;
+  int slower = 0;
   for (const auto& r : rows) {
     if (!r.note.empty()) {
       o << CellKey(r.bucket) << ": not measured: " << r.note << "\n";
       continue;
     }
+    // Significant either way (one-sided U tests), or neither.
+    const std::string mark = r.same               ? " (default)"
+                             : r.p_value < 0.05   ? ""
+                             : r.p_slower < 0.05  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
+                                                  : " (n.s.)";
+    if (!r.same && r.p_slower < 0.05) ++slower;
     std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %11.4g %11.4g %7.2fx%s\n", CellKey(r.bucket).c_str(),
                   SizeLabel(r.bucket.n).c_str(), r.entry.variant.c_str(), r.entry.threads,
                   r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "auto", r.entry_ns, r.def_ns, r.speedup,
-                  r.same ? " (default)" : (r.p_value < 0.05 ? "" : " (n.s.)"));
+                  mark.c_str());
     o << line;
     const std::string g = std::string(OpName(r.bucket.op)) + " " + std::string(DTypeName(r.bucket.dtype)) +
                           (r.bucket.op == Op::kGeluBwd ? " " + ModeName(r.bucket.mode) : "");
@@ -465,7 +473,8 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
     o << line;
   }
   if (!all.empty()) {
-    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries\n", GeoMean(all), all.size());
+    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries; %d significantly slower than the default\n",
+                  GeoMean(all), all.size(), slower);
     o << line;
   }
   return o.str();

@@ -92,6 +92,7 @@ struct VerifyRow {
   Bucket bucket;
   Candidate entry, def;
   double entry_ns = 0, def_ns = 0, speedup = 1, p_value = 1;
+  double p_slower = 1;  // one-sided U test the other way: the table's choice slower than the default
   bool same = false;  // the entry is the default choice
   std::string note;
 };

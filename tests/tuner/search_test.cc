@@ -130,6 +130,26 @@ TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
     if (c.threads == 1) EXPECT_EQ(log.Find("c", c.Key(), kFinalRound, 0), nullptr) << c.Key();
 }
 
+TEST(Search, ScreenSurvivorsKeepTheBestOfEachTrait) {
+  // Plain-store variants outrank every streaming one at the screen's size;
+  // the best streaming one still survives, right behind the first `keep`.
+  std::vector<std::string> order = {"p0", "p1", "p2", "n0", "p3", "n1", "n2x"};
+  auto traits = [](const std::string& v) {
+    return std::vector<std::string>{v[0] == 'n' ? "stores=nt" : "stores=plain"};
+  };
+  EXPECT_EQ(KeepWithTraits(order, 3, traits), 4);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "p2", "n0", "p3", "n1", "n2x"}));
+  order = {"p0", "p1", "p2", "p3", "n0", "n1"};
+  EXPECT_EQ(KeepWithTraits(order, 2, traits), 3);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "n0", "p2", "p3", "n1"}));
+  // Everything covered: the first `keep`, nothing moved.
+  order = {"p0", "n0", "p1"};
+  EXPECT_EQ(KeepWithTraits(order, 2, traits), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "n0", "p1"}));
+  // keep beyond the list.
+  EXPECT_EQ(KeepWithTraits(order, 10, traits), 3);
+}
+
 TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
   // Variant "v1" is 1 % faster than the incumbent: real, but under min_gain.
   class Close : public FakeBackend {

@@ -31,6 +31,22 @@ std::string Fmt(const char* f, double v) {
 
 }  // namespace
 
+int KeepWithTraits(std::vector<std::string>& order, int keep,
+                   const std::function<std::vector<std::string>(const std::string&)>& traits) {
+  int top = std::min<int>(std::max(keep, 0), int(order.size()));
+  std::set<std::string> covered;
+  for (int r = 0; r < top; ++r)
+    for (const auto& t : traits(order[size_t(r)])) covered.insert(t);
+  for (size_t r = size_t(top); r < order.size(); ++r) {
+    const auto t = traits(order[r]);
+    if (std::all_of(t.begin(), t.end(), [&](const std::string& s) { return covered.count(s) > 0; })) continue;
+    covered.insert(t.begin(), t.end());
+    std::rotate(order.begin() + top, order.begin() + long(r), order.begin() + long(r) + 1);
+    ++top;
+  }
+  return top;
+}
+
 uint64_t HashKey(uint64_t seed, const std::string& key) {
   uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a, then mixed
   for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;

@@ -133,6 +133,14 @@ inline constexpr int kConfirmRound = 101;  // Search::Compare
 // Deterministic shuffle (Fisher-Yates over a splitmix64 stream): the same
 // seed and key give the same order on every platform.
 uint64_t HashKey(uint64_t seed, const std::string& key);
+
+// A screen's survivors: the first `keep` of `order` (variants, best first)
+// and, moved up right behind them, the best-ranked variant of each trait
+// value none of those has (`traits` of a variant, e.g. "stores=nt"). A screen
+// at cache-resident sizes ranks every streaming-store variant low, but the
+// cells past the last-level cache need one. Returns how many lead `order` now.
+int KeepWithTraits(std::vector<std::string>& order, int keep,
+                   const std::function<std::vector<std::string>(const std::string&)>& traits);
 std::vector<size_t> SeededPermutation(size_t n, uint64_t seed);
 
 }  // namespace actgrad::tune

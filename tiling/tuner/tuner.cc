@@ -54,7 +54,7 @@ json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks (a log of another version is
   // not replayed: its samples would be asked for in another order).
-  j["search_version"] = 6;
+  j["search_version"] = 7;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -217,8 +217,12 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     const Bucket& g0 = gcells.front()->bucket;
 
     // --- screening: one candidate per variant at a mid and a large size ---
-    std::vector<std::pair<int, std::vector<std::string>>> screens;  // (octave, variants best first)
-    bool screened = false;
+    struct ScreenOrder {
+      int octave;
+      std::vector<std::string> variants;  // best first
+      int top;                            // how many survive
+    };
+    std::vector<ScreenOrder> screens;
     if (!det) {
       std::vector<int> sb;
       for (int s : cfg.screen_octaves) {
@@ -247,15 +251,23 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           for (const auto& key : o.ranking) order.push_back(var_of[key]);
           for (const auto& c : firsts)  // cut by the budget: after the ranked ones
             if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
-          screened = true;
-          std::string top;
-          for (int i = 0; i < std::min<int>(cfg.screen_keep, int(order.size())); ++i) top += (i ? ", " : "") + order[size_t(i)];
+          // The screen runs one thread: thread counts are the cells' business.
+          const int top = KeepWithTraits(order, cfg.screen_keep, [&](const std::string& variant) {
+            Candidate c;
+            c.variant = variant;
+            std::vector<std::string> t = be.Traits(c);
+            std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
+            return t;
+          });
+          std::string names;
+          for (int i = 0; i < top; ++i) names += (i ? ", " : "") + order[size_t(i)];
           progress.Line("screen " + GroupKey(b) + " o" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
-                        " variants -> " + top + (o.budget_cut ? " (budget cut)" : ""));
+                        " variants -> " + names + (o.budget_cut ? " (budget cut)" : ""));
+          screens.push_back({k, order, top});
         } else {
           for (const auto& c : firsts) order.push_back(c.variant);
+          screens.push_back({k, order, int(order.size())});
         }
-        screens.push_back({k, order});
       }
     }
     // rank of a variant for octave k: its place in the nearest screen's top,
@@ -265,12 +277,12 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       std::vector<size_t> idx(screens.size());
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-        return std::abs(screens[a].first - k) < std::abs(screens[b].first - k);
+        return std::abs(screens[a].octave - k) < std::abs(screens[b].octave - k);
       });
       int base = 0;
       for (size_t i : idx) {
-        const auto& order = screens[i].second;
-        const int top = screened ? std::min<int>(cfg.screen_keep, int(order.size())) : int(order.size());
+        const auto& order = screens[i].variants;
+        const int top = screens[i].top;
         for (int r = 0; r < top; ++r)
           if (order[size_t(r)] == variant) return base + r;
         base += top;

@@ -24,7 +24,9 @@ int MaxThreads();
 // Runs body(i, i + 1, thread) once for every piece i in [0, count) on up to
 // `threads` threads, the caller being thread 0; `thread` < threads, and no two
 // calls with the same `thread` overlap (per-thread scratch may be indexed by
-// it). Pieces are claimed dynamically. Runs serially in the caller (as one
+// it). Each thread claims the pieces of its own contiguous range first, then
+// steals from the others (cache affinity across calls, load balance when a
+// thread is slow). Runs serially in the caller (as one
 // call body(0, count, 0)) when threads <= 1, when count <= 1, or when the pool
 // is busy with another caller's job (concurrent or nested calls never wait on
 // each other).

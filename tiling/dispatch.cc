@@ -32,7 +32,7 @@ struct Cell {
   int threads = 1;
   const Variant* one_thread = nullptr;  // when the caller allows 1 thread only
   int64_t one_thread_tile = 0;
-  bool tuned = true;  // false: the default, standing in for an entry this CPU cannot run
+  bool unrunnable = false;  // the entry names a variant this CPU cannot run: the default at n
 };
 // cells[op][dtype][mode][layout][octave]
 struct Grid {
@@ -48,8 +48,8 @@ Active* g_active = nullptr;
 std::once_flag g_once;
 
 // Entries naming a variant this CPU cannot run (a table of another machine
-// of the ISA family: AVX512-FP16 variants on an AVX-512 CPU without it) get
-// the default choice for their octave; they are counted for one message.
+// of the ISA family: AVX512-FP16 variants on an AVX-512 CPU without it) give
+// the default choice in their octave; they are counted for one message.
 struct Skipped {
   size_t count = 0;
   std::string first;
@@ -62,15 +62,13 @@ void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const c
   const Variant* v = FindVariant(name);
   if (!v || !v->supported) {
     if (skipped->count++ == 0) skipped->first = name;
-    // The octave's geometric centre, as the tuner measures it.
-    const uint64_t centre = uint64_t(double(uint64_t(1) << octave) * 1.41421356);
-    const KernelChoice d = DefaultChoice(Op(op), DType(dtype), GeluApprox(mode), centre);
-    if (d.variant) cell = Cell{d.variant, 0, d.threads, nullptr, 0, false};
+    cell = Cell{};
+    cell.unrunnable = true;
     return;
   }
   const Variant* v1 = one_thread_name && *one_thread_name ? FindVariant(one_thread_name) : nullptr;
   if (v1 && !v1->supported) v1 = nullptr;
-  cell = Cell{v, tile, threads, v1, one_thread_tile, true};
+  cell = Cell{v, tile, threads, v1, one_thread_tile};
   ++a->info.entries;
 }
 
@@ -181,9 +179,10 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
   const int b = SizeOctave(n);
   for (int d = 0; d < kOctaves; ++d) {
     for (int s : {b - d, b + d}) {
-      if (s < 0 || s >= kOctaves || !cells[s].variant) continue;
-      KernelChoice c;
+      if (s < 0 || s >= kOctaves || (!cells[s].variant && !cells[s].unrunnable)) continue;
       const Cell& cell = cells[s];
+      if (cell.unrunnable) return DefaultChoice(op, dtype, mode, n);
+      KernelChoice c;
       const int cap = MaxThreads();
       if (cap == 1 && cell.threads > 1 && cell.one_thread) {  // the entry's one-thread choice
         c.variant = cell.one_thread;
@@ -194,7 +193,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
         c.threads = std::min(cell.threads, cap);
         c.chunk = size_t(cell.tile);
       }
-      c.from_table = cell.tuned;
+      c.from_table = true;
       return c;
     }
   }

@@ -137,17 +137,29 @@ TEST(Search, ScreenSurvivorsKeepTheBestOfEachTrait) {
   auto traits = [](const std::string& v) {
     return std::vector<std::string>{v[0] == 'n' ? "stores=nt" : "stores=plain"};
   };
-  EXPECT_EQ(KeepWithTraits(order, 3, traits), 4);
+  auto any = [](const std::string&) { return true; };
+  EXPECT_EQ(KeepWithTraits(order, 3, traits, any), 4);
   EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "p2", "n0", "p3", "n1", "n2x"}));
   order = {"p0", "p1", "p2", "p3", "n0", "n1"};
-  EXPECT_EQ(KeepWithTraits(order, 2, traits), 3);
+  EXPECT_EQ(KeepWithTraits(order, 2, traits, any), 3);
   EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "n0", "p2", "p3", "n1"}));
   // Everything covered: the first `keep`, nothing moved.
   order = {"p0", "n0", "p1"};
-  EXPECT_EQ(KeepWithTraits(order, 2, traits), 2);
+  EXPECT_EQ(KeepWithTraits(order, 2, traits, any), 2);
   EXPECT_EQ(order, (std::vector<std::string>{"p0", "n0", "p1"}));
   // keep beyond the list.
-  EXPECT_EQ(KeepWithTraits(order, 10, traits), 3);
+  EXPECT_EQ(KeepWithTraits(order, 10, traits, any), 3);
+  // Only eligible items, at most max_extra of them, none whose value
+  // `covered` already has (the final round's trait finalists).
+  auto two_traits = [](const std::string& v) {
+    return std::vector<std::string>{v[0] == 'n' ? "stores=nt" : "stores=plain", v[1] == '2' ? "threads=2" : "threads=1"};
+  };
+  order = {"p1a", "n1a", "n2a", "n2b", "p2a"};
+  EXPECT_EQ(KeepWithTraits(order, 1, two_traits, [](const std::string& v) { return v != "n1a"; }, 1), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p1a", "n2a", "n1a", "n2b", "p2a"}));
+  order = {"p1a", "n1a", "p2a"};
+  EXPECT_EQ(KeepWithTraits(order, 1, two_traits, any, 5, std::set<std::string>{"stores=nt"}), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p1a", "p2a", "n1a"}));
 }
 
 TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {

@@ -31,22 +31,6 @@ std::string Fmt(const char* f, double v) {
 
 }  // namespace
 
-int KeepWithTraits(std::vector<std::string>& order, int keep,
-                   const std::function<std::vector<std::string>(const std::string&)>& traits) {
-  int top = std::min<int>(std::max(keep, 0), int(order.size()));
-  std::set<std::string> covered;
-  for (int r = 0; r < top; ++r)
-    for (const auto& t : traits(order[size_t(r)])) covered.insert(t);
-  for (size_t r = size_t(top); r < order.size(); ++r) {
-    const auto t = traits(order[r]);
-    if (std::all_of(t.begin(), t.end(), [&](const std::string& s) { return covered.count(s) > 0; })) continue;
-    covered.insert(t.begin(), t.end());
-    std::rotate(order.begin() + top, order.begin() + long(r), order.begin() + long(r) + 1);
-    ++top;
-  }
-  return top;
-}
-
 uint64_t HashKey(uint64_t seed, const std::string& key) {
   uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a, then mixed
   for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
@@ -283,26 +267,19 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
     return out;
   }
 
-  // Trait finalists: for each trait value none of the finalists has, the best
-  // eliminated candidate that has it (later rounds first, by median), when
-  // it is not far behind the leader.
+  // Trait finalists: for each trait value none of the finalists (incumbent
+  // included) has, the best eliminated candidate that has it (later rounds
+  // first, by median), when it is not far behind the leader.
   if (trait_extra > 0 && !challengers.empty()) {
-    std::set<std::string> covered;
-    for (const auto& t : backend_.Traits(slots[0].cand)) covered.insert(t);
-    for (int i : challengers)
-      for (const auto& t : backend_.Traits(slots[size_t(i)].cand)) covered.insert(t);
+    const auto traits_of = [&](int i) { return backend_.Traits(slots[size_t(i)].cand); };
     const double lead = median_of(challengers.front());
-    int added = 0;
-    for (auto it = eliminated.rbegin(); it != eliminated.rend() && added < trait_extra; ++it)
-      for (int i : *it) {
-        if (added >= trait_extra) break;
-        const auto traits = backend_.Traits(slots[size_t(i)].cand);
-        const bool brings_new = std::any_of(traits.begin(), traits.end(), [&](const std::string& t) { return !covered.count(t); });
-        if (!brings_new || median_of(i) > lead * opts_.trait_within) continue;
-        challengers.push_back(i);
-        covered.insert(traits.begin(), traits.end());
-        ++added;
-      }
+    const std::vector<std::string> incumbent_traits = traits_of(0);
+    std::vector<int> order = challengers;
+    for (auto it = eliminated.rbegin(); it != eliminated.rend(); ++it) order.insert(order.end(), it->begin(), it->end());
+    const int top = KeepWithTraits(
+        order, int(challengers.size()), traits_of, [&](int i) { return median_of(i) <= lead * opts_.trait_within; },
+        trait_extra, std::set<std::string>(incumbent_traits.begin(), incumbent_traits.end()));
+    challengers.assign(order.begin(), order.begin() + top);
   }
 
   // Final round: the surviving challengers and the incumbent, interleaved.

@@ -9,11 +9,14 @@
 // search's decisions (including how it fits the budget) depend only on
 // sample values and logged costs, so a resumed run walks the same path.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -134,13 +137,31 @@ inline constexpr int kConfirmRound = 101;  // Search::Compare
 // seed and key give the same order on every platform.
 uint64_t HashKey(uint64_t seed, const std::string& key);
 
-// A screen's survivors: the first `keep` of `order` (variants, best first)
-// and, moved up right behind them, the best-ranked variant of each trait
-// value none of those has (`traits` of a variant, e.g. "stores=nt"). A screen
+// Survivors that cover every trait value: the first `keep` of `order` (best
+// first) and, moved up right behind them, the best-ranked item of each trait
+// value (`traits(item)`, e.g. "stores=nt") that neither they nor `covered`
+// have, at most `max_extra` of them and only items `eligible` accepts.
+// Returns how many lead `order` now. Used for a screen's survivors (a screen
 // at cache-resident sizes ranks every streaming-store variant low, but the
-// cells past the last-level cache need one. Returns how many lead `order` now.
-int KeepWithTraits(std::vector<std::string>& order, int keep,
-                   const std::function<std::vector<std::string>(const std::string&)>& traits);
+// cells past the last-level cache need one) and for the final round's trait
+// finalists.
+template <class T, class TraitsOf, class Eligible>
+int KeepWithTraits(std::vector<T>& order, int keep, TraitsOf&& traits, Eligible&& eligible,
+                   int max_extra = std::numeric_limits<int>::max(), std::set<std::string> covered = {}) {
+  int top = std::min<int>(std::max(keep, 0), int(order.size()));
+  for (int r = 0; r < top; ++r)
+    for (const auto& t : traits(order[size_t(r)])) covered.insert(t);
+  for (size_t r = size_t(top); r < order.size() && max_extra > 0; ++r) {
+    const std::vector<std::string> t = traits(order[r]);
+    if (std::all_of(t.begin(), t.end(), [&](const std::string& s) { return covered.count(s) > 0; })) continue;
+    if (!eligible(order[r])) continue;
+    covered.insert(t.begin(), t.end());
+    std::rotate(order.begin() + top, order.begin() + long(r), order.begin() + long(r) + 1);
+    ++top;
+    --max_extra;
+  }
+  return top;
+}
 std::vector<size_t> SeededPermutation(size_t n, uint64_t seed);
 
 }  // namespace actgrad::tune

@@ -252,13 +252,16 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           for (const auto& c : firsts)  // cut by the budget: after the ranked ones
             if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
           // The screen runs one thread: thread counts are the cells' business.
-          const int top = KeepWithTraits(order, cfg.screen_keep, [&](const std::string& variant) {
-            Candidate c;
-            c.variant = variant;
-            std::vector<std::string> t = be.Traits(c);
-            std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
-            return t;
-          });
+          const int top = KeepWithTraits(
+              order, cfg.screen_keep,
+              [&](const std::string& variant) {
+                Candidate c;
+                c.variant = variant;
+                std::vector<std::string> t = be.Traits(c);
+                std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
+                return t;
+              },
+              [](const std::string&) { return true; });
           std::string names;
           for (int i = 0; i < top; ++i) names += (i ? ", " : "") + order[size_t(i)];
           progress.Line("screen " + GroupKey(b) + " o" + std::to_string(k) + ": " + std::to_string(firsts.size()) +

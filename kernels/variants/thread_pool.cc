@@ -57,7 +57,7 @@ bool SpinUntil(Pred pred) {
 // call after call, so an operand that fits in the caches stays in the cache
 // of the core that writes it (claiming every piece from one shared counter
 // gave each call a new split: the output's cache lines moved between the
-// cores, 7-20 % at 23K elements on a 2-vCPU EPYC guest). A worker that the
+// cores; `actgrad-pool-probe` compares the two). A worker that the
 // OS has descheduled (the other core busy) costs at most the piece it holds:
 // the caller steals the rest and never waits for an idle worker to wake.
 //

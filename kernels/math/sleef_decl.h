@@ -4,8 +4,10 @@
 // #ifdef __AVX__ / __AVX512F__, i.e. only when the whole translation unit is
 // compiled with -mavx2/-mavx512f, while Highway compiles its per-target code
 // with function attributes in a baseline-flags translation unit. These
-// declarations are identical to sleef.h's (SLEEF 3.5, libsleef-dev), so both
-// may be seen in one TU. Link with -lsleef.
+// declarations match sleef.h's (SLEEF 3.5, libsleef-dev) plus target
+// attributes on the wide ones, so do not include <sleef.h> beside them (GCC
+// would take a redeclaration without the attribute for another version of
+// the function). Link with -lsleef.
 //
 // ACTGRAD_HAVE_SLEEF: 1 if SLEEF can be used (set by the build; defaults to
 // whether <sleef.h> is on the include path).
@@ -41,10 +43,13 @@ __m128 Sleef_erff4_u10sse4(__m128);
 __m128 Sleef_expf4_u10sse4(__m128);
 __m128 Sleef_erff4_u10avx2128(__m128);
 __m128 Sleef_expf4_u10avx2128(__m128);
-__m256 Sleef_erff8_u10avx2(__m256);
-__m256 Sleef_expf8_u10avx2(__m256);
-__m512 Sleef_erff16_u10avx512f(__m512);
-__m512 Sleef_expf16_u10avx512f(__m512);
+// The wide entry points carry the ISA they were built for: clang refuses a
+// call passing __m256/__m512 to a declaration without AVX/AVX-512 (the ABI
+// of such arguments depends on it); GCC accepts either.
+__attribute__((target("avx2,fma"))) __m256 Sleef_erff8_u10avx2(__m256);
+__attribute__((target("avx2,fma"))) __m256 Sleef_expf8_u10avx2(__m256);
+__attribute__((target("avx512f"))) __m512 Sleef_erff16_u10avx512f(__m512);
+__attribute__((target("avx512f"))) __m512 Sleef_expf16_u10avx512f(__m512);
 #endif
 }
 #else

@@ -11,6 +11,10 @@
 
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "variants/native/native_kernels.h"
 
 namespace actgrad {
@@ -19,35 +23,57 @@ namespace {
 using native::KernelEntry;
 using native::KernelTable;
 
-// The NativeFeature bits this CPU (and OS: __builtin_cpu_supports reports the
-// AVX/AVX-512 features only when XGETBV says the OS saves their state) has.
+// The NativeFeature bits this CPU (and OS: AVX and AVX-512 count only when
+// XGETBV says the OS saves their register state) has. Read with CPUID rather
+// than __builtin_cpu_supports, which clang 14 lacks for f16c, avx512fp16 and
+// avx512bf16 (the sanitizer and fuzz builds use clang).
 uint32_t CpuFeatures() {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
+  unsigned a1, b1, c1, d1, b7 = 0, c7 = 0, d7 = 0, a71 = 0, x;
+  if (!__get_cpuid(1, &a1, &b1, &c1, &d1)) return 0;
+  if (__get_cpuid_max(0, nullptr) >= 7) {
+    __cpuid_count(7, 0, x, b7, c7, d7);
+    unsigned b71, c71, d71;
+    __cpuid_count(7, 1, a71, b71, c71, d71);
+  }
+  uint64_t xcr0 = 0;
+  if (c1 & (1u << 27)) {  // OSXSAVE: XGETBV is available
+    unsigned lo, hi;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (uint64_t(hi) << 32) | lo;
+  }
+  const bool os_avx = (xcr0 & 0x6) == 0x6;                // XMM and YMM state
+  const bool os_avx512 = os_avx && (xcr0 & 0xE0) == 0xE0;  // opmask, ZMM0-15 high, ZMM16-31
+  const auto bit = [](unsigned reg, int b) { return (reg >> b) & 1u; };
+  struct Feature { bool has; uint32_t flag; };
+  const Feature features[] = {
+      {bit(c1, 20) != 0, native::kFeatSSE42},
+      {os_avx && bit(c1, 28), native::kFeatAVX},
+      {os_avx && bit(b7, 5), native::kFeatAVX2},
+      {os_avx && bit(c1, 12), native::kFeatFMA},
+      {os_avx && bit(c1, 29), native::kFeatF16C},
+      {bit(b7, 3) != 0, native::kFeatBMI},
+      {bit(b7, 8) != 0, native::kFeatBMI2},
+      {os_avx512 && bit(b7, 16), native::kFeatAVX512F},
+      {os_avx512 && bit(b7, 30), native::kFeatAVX512BW},
+      {os_avx512 && bit(b7, 31), native::kFeatAVX512VL},
+      {os_avx512 && bit(b7, 17), native::kFeatAVX512DQ},
+      {os_avx512 && bit(b7, 28), native::kFeatAVX512CD},
+      {os_avx512 && bit(d7, 23), native::kFeatAVX512FP16},
+      {os_avx512 && bit(a71, 5), native::kFeatAVX512BF16},
+      {os_avx512 && bit(c7, 1), native::kFeatAVX512VBMI},
+      {os_avx512 && bit(c7, 6), native::kFeatAVX512VBMI2},
+      {os_avx512 && bit(c7, 11), native::kFeatAVX512VNNI},
+      {os_avx512 && bit(c7, 12), native::kFeatAVX512BITALG},
+      {os_avx512 && bit(c7, 14), native::kFeatAVX512VPOPCNTDQ},
+      {os_avx512 && bit(b7, 21), native::kFeatAVX512IFMA},
+      {bit(c7, 8) != 0, native::kFeatGFNI},
+      {os_avx && bit(c7, 9), native::kFeatVAES},
+      {os_avx && bit(c7, 10), native::kFeatVPCLMULQDQ},
+  };
   uint32_t f = 0;
-  if (__builtin_cpu_supports("sse4.2")) f |= native::kFeatSSE42;
-  if (__builtin_cpu_supports("avx")) f |= native::kFeatAVX;
-  if (__builtin_cpu_supports("avx2")) f |= native::kFeatAVX2;
-  if (__builtin_cpu_supports("fma")) f |= native::kFeatFMA;
-  if (__builtin_cpu_supports("f16c")) f |= native::kFeatF16C;
-  if (__builtin_cpu_supports("bmi")) f |= native::kFeatBMI;
-  if (__builtin_cpu_supports("bmi2")) f |= native::kFeatBMI2;
-  if (__builtin_cpu_supports("avx512f")) f |= native::kFeatAVX512F;
-  if (__builtin_cpu_supports("avx512bw")) f |= native::kFeatAVX512BW;
-  if (__builtin_cpu_supports("avx512vl")) f |= native::kFeatAVX512VL;
-  if (__builtin_cpu_supports("avx512dq")) f |= native::kFeatAVX512DQ;
-  if (__builtin_cpu_supports("avx512cd")) f |= native::kFeatAVX512CD;
-  if (__builtin_cpu_supports("avx512fp16")) f |= native::kFeatAVX512FP16;
-  if (__builtin_cpu_supports("avx512bf16")) f |= native::kFeatAVX512BF16;
-  if (__builtin_cpu_supports("avx512vbmi")) f |= native::kFeatAVX512VBMI;
-  if (__builtin_cpu_supports("avx512vbmi2")) f |= native::kFeatAVX512VBMI2;
-  if (__builtin_cpu_supports("avx512vnni")) f |= native::kFeatAVX512VNNI;
-  if (__builtin_cpu_supports("avx512bitalg")) f |= native::kFeatAVX512BITALG;
-  if (__builtin_cpu_supports("avx512vpopcntdq")) f |= native::kFeatAVX512VPOPCNTDQ;
-  if (__builtin_cpu_supports("avx512ifma")) f |= native::kFeatAVX512IFMA;
-  if (__builtin_cpu_supports("gfni")) f |= native::kFeatGFNI;
-  if (__builtin_cpu_supports("vaes")) f |= native::kFeatVAES;
-  if (__builtin_cpu_supports("vpclmulqdq")) f |= native::kFeatVPCLMULQDQ;
+  for (const Feature& ft : features)
+    if (ft.has) f |= ft.flag;
   return f;
 #else
   return 0;

@@ -33,6 +33,7 @@
 #include "tiling/tuner/accuracy_gate.h"
 #include "tiling/tuner/cpu_backend.h"
 #include "tiling/tuner/log.h"
+#include "tiling/tuner/out_table.h"
 #include "tiling/tuner/progress.h"
 #include "tiling/tuner/search.h"
 #include "tiling/tuner/stats.h"
@@ -59,6 +60,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::atomic<bool> g_stop{false};
+// Set once the log is open: what main says if anything escapes after that.
+std::string g_log_note;
 
 void OnSignal(int sig) {
   g_stop.store(true);
@@ -237,14 +240,32 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string&
   return nullptr;
 }
 
-}  // namespace
+// A table could not be written at the end of a run: where its measurements
+// are and how to get the table from them.
+void SayHowToWriteFromTheLog(const MeasurementLog& log, const std::string& log_path) {
+  std::fprintf(stderr,
+               "actgrad-tune: no table written. The %zu measurements of this run are in %s: run the same command "
+               "again (without --fresh; with another --out or --force if needed) and the log replays them, writing "
+               "the table without measuring again\n",
+               log.loaded() + log.appended(), log_path.c_str());
+}
 
-int main(int argc, char** argv) {
+std::string DescribePlan(const OutPlan& plan) {
+  switch (plan.action) {
+    case OutPlan::Action::kCreate: return "new";
+    case OutPlan::Action::kMerge:
+      return "merge into its " + std::to_string(plan.existing.entries.size()) + " entries";
+    case OutPlan::Action::kReplace: return "--force: replace it; it " + plan.replaced;
+  }
+  return "";
+}
+
+int Main(int argc, char** argv) {
   CLI::App app{"actgrad-tune: tunes the tiling table (variant, tile, threads per op x dtype x size octave x layout)"};
   std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "1K-64M", layouts_s = "contig,bcast";
   std::string modes_s, out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
-  bool fsync_each = false, check = false;
+  bool fsync_each = false, check = false, force = false;
   std::string check_points = "both";
   double tolerance_pct = 5;
   uint64_t seed = 1;
@@ -258,7 +279,11 @@ int main(int argc, char** argv) {
   app.add_option("--layouts", layouts_s, "contig,bcast (bcast only for ops that broadcast: gelu_bwd, softshrink_bwd)");
   app.add_option("--gelu-modes", modes_s,
                  "GELU formulas to tune: none (erf),tanh (default both; only none for non-CPU backends)");
-  app.add_option("--out", out_path, "Table to write (default tiling/tables/<machine-id>.json)");
+  app.add_option("--out", out_path,
+                 "Table to write (default tiling/tables/<machine-id>.json); a table of this machine there is merged "
+                 "into: the run's cells replace theirs, the other entries are kept");
+  app.add_flag("--force", force,
+               "Replace an --out file that is not a valid table of this machine and backend (default: refuse)");
   app.add_option("--log", log_path, "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl)");
   app.add_flag("--fsync-each", fsync_each,
                "fdatasync every log line before the next measurement (default: a background thread syncs)");
@@ -281,7 +306,11 @@ int main(int argc, char** argv) {
   app.add_option("--tolerance", tolerance_pct, "With --check: % the shipping choice may be slower (default 5)");
   app.add_flag("--plain", plain, "Plain progress lines even on a terminal");
   app.add_flag("--dry-run", dry_run, "Print the cells and candidate counts, measure nothing");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a bad command line is a usage error like the others
+  }
 
   TuneConfig cfg = TuneConfig::Defaults(quick);
   std::string err;
@@ -405,9 +434,23 @@ int main(int argc, char** argv) {
   }
 
   // ---------------------------------------------------------------- tune
+  if (PlanCells(cfg).empty()) {
+    std::fprintf(stderr,
+                 "actgrad-tune: the selection has no cells (i32 and i8 are SELU only; bcast is GELU and Softshrink "
+                 "only): nothing to measure, no table written\n");
+    return 2;
+  }
   const std::string id = backend->MachineId();
+  std::error_code ec;
   if (out_path.empty())
-    out_path = fs::is_directory("tiling/tables") ? "tiling/tables/" + id + ".json" : id + ".json";
+    out_path = fs::is_directory("tiling/tables", ec) ? "tiling/tables/" + id + ".json" : id + ".json";
+  // Checked before measuring, so that a run never ends with nowhere to write
+  // (it is checked again when writing: the file may change meanwhile).
+  OutPlan out_plan;
+  if (!check && !PlanOut(out_path, id, backend->Name(), force, &out_plan, &err)) {
+    std::fprintf(stderr, "actgrad-tune: --out %s\n", err.c_str());
+    return 2;
+  }
   nlohmann::json header = cfg.ToJson();
   header["backend"] = backend->Name();
   header["machine_id"] = id;
@@ -428,7 +471,8 @@ int main(int argc, char** argv) {
                   (unsigned long long)c.bucket.n, cands.size(), vs.size(), backend->Default(c.bucket).Key().c_str());
       ++total;
     }
-    std::printf("%zu cells; log %s; table %s\n", total, log_path.c_str(), out_path.c_str());
+    std::printf("%zu cells; log %s; table %s (%s)\n", total, log_path.c_str(), out_path.c_str(),
+                check ? "none: --check writes no table" : DescribePlan(out_plan).c_str());
     if (!gate.absent().empty())
       std::printf("%zu supported variants are absent from %s (not candidates)\n", gate.absent().size(),
                   gate.source().c_str());
@@ -444,6 +488,7 @@ int main(int argc, char** argv) {
   if (log.torn_lines())
     std::fprintf(stderr, "actgrad-tune: ignored %zu torn line(s) in %s (an interrupted write)\n", log.torn_lines(),
                  log_path.c_str());
+  g_log_note = "the measurements taken are in " + log_path;
   std::fprintf(stderr, "actgrad-tune: log %s%s\n", log_path.c_str(),
                log.loaded() ? (" (resuming: " + std::to_string(log.loaded()) + " measurements)").c_str() : "");
 
@@ -503,14 +548,15 @@ int main(int argc, char** argv) {
     res.table.provenance["accuracy_gate"] = no_gate ? "off" : gate.source();
     res.table.provenance["accuracy_absent_variants"] = gate.absent().size();
   }
-  if (fs::path(out_path).has_parent_path()) fs::create_directories(fs::path(out_path).parent_path());
-  if (!tables::SaveTableFile(out_path, res.table, &err)) {
-    std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+  if (res.table.entries.empty()) {
+    for (const auto& n : res.notes) std::fprintf(stderr, "actgrad-tune: %s\n", n.c_str());
+    std::fprintf(stderr, "actgrad-tune: no cell was tuned; no table written\n");
     return 1;
   }
-  tables::Table written;
-  if (!tables::LoadTableFile(out_path, &written, &err, backend->Name() == "cpu")) {
-    std::fprintf(stderr, "actgrad-tune: the table written does not validate: %s\n", err.c_str());
+  WriteOutcome wrote;
+  if (!WriteRunTable(out_path, res.table, force, &wrote, &err)) {
+    std::fprintf(stderr, "actgrad-tune: cannot write the table: %s\n", err.c_str());
+    SayHowToWriteFromTheLog(log, log_path);
     return 1;
   }
 
@@ -522,8 +568,14 @@ int main(int argc, char** argv) {
     if (!sp.count(g)) order.push_back(g);
     sp[g].push_back(c.incumbent.median / c.chosen.median);
   }
-  std::printf("wrote %s (%zu entries) in %s wall time (%s of measurement; budget %s)\n", out_path.c_str(),
-              res.table.entries.size(), FormatDuration(wall).c_str(), FormatDuration(res.spent_sec).c_str(),
+  std::string how;
+  if (wrote.action == OutPlan::Action::kMerge)
+    how = ": " + std::to_string(wrote.counts.added) + " added, " + std::to_string(wrote.counts.replaced) +
+          " replaced, " + std::to_string(wrote.counts.kept) + " kept";
+  else if (wrote.action == OutPlan::Action::kReplace)
+    how = "; --force replaced the file, which " + wrote.replaced;
+  std::printf("wrote %s (%zu entries%s) in %s wall time (%s of measurement; budget %s)\n", out_path.c_str(),
+              wrote.entries, how.c_str(), FormatDuration(wall).c_str(), FormatDuration(res.spent_sec).c_str(),
               FormatDuration(cfg.budget_sec).c_str());
   if (wall > cfg.budget_sec * 1.05)
     std::printf("note: the run took longer than the budget (the minimal search of some cells overran its share)\n");
@@ -546,4 +598,20 @@ int main(int argc, char** argv) {
   }
   std::printf("check it with: actgrad-tune --verify %s\n", out_path.c_str());
   return 0;
+}
+
+}  // namespace
+
+// Nothing escapes as an abort: a library or CLI11 exception ends the run with
+// a message and exit 2 (and where the measurements are, once there are any).
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nactgrad-tune: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "\nactgrad-tune: error: unknown exception\n");
+  }
+  if (!g_log_note.empty()) std::fprintf(stderr, "actgrad-tune: %s\n", g_log_note.c_str());
+  return 2;
 }

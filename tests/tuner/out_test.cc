@@ -162,6 +162,16 @@ TEST(MergeTables, RunCellsReplaceTheirCellsTheOthersAreKept) {
   EXPECT_EQ(m2.provenance["merged_from"][1]["date"], "run");
 }
 
+TEST(MergeTables, ARunReplacingEveryEntryHasOnlyItsOwnProvenance) {
+  Table run = Base();
+  run.provenance = {{"date", "run"}};
+  MergeCounts c;
+  const Table m = MergeTables(Base(), run, &c);
+  EXPECT_EQ(c.replaced, 4u);
+  EXPECT_EQ(c.kept, 0u);
+  EXPECT_EQ(m.provenance, run.provenance);
+}
+
 TEST(MergeTables, CellsDifferOnlyInLayoutOrOctaveAreDistinct) {
   Table run = Make(kMachine, {Cell(Op::kSeluBwd, DType::kF32, Layout::kBcast, 10)}, "run");
   MergeCounts c;

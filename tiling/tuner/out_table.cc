@@ -126,6 +126,10 @@ tables::Table MergeTables(const tables::Table& base, const tables::Table& run, M
   out.backend = run.backend;
   for (auto& [id, e] : cells) out.entries.push_back(std::move(e));  // sorted by cell
   out.provenance = run.provenance.is_object() ? run.provenance : json::object();
+  if (counts) *counts = c;
+  // Every entry of the base replaced (a full run again): the table is this
+  // run's alone, with the provenance a new table would have.
+  if (c.kept == 0) return out;
   json earlier = json::array();
   if (base.provenance.is_object() && base.provenance.contains("merged_from") &&
       base.provenance["merged_from"].is_array())
@@ -134,7 +138,6 @@ tables::Table MergeTables(const tables::Table& base, const tables::Table& run, M
   out.provenance["merged_from"] = std::move(earlier);
   out.provenance["merge"] = {{"added", c.added}, {"replaced", c.replaced}, {"kept", c.kept},
                              {"entries", out.entries.size()}};
-  if (counts) *counts = c;
   return out;
 }
 

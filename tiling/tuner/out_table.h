@@ -40,7 +40,7 @@ struct MergeCounts {
 // entries sorted by cell (the order a full run writes). Provenance: the run's,
 // plus "merged_from" (the earlier runs, oldest first: base's own
 // "merged_from" and then base's run with how many of its entries remain) and
-// "merge" (the counts).
+// "merge" (the counts); just the run's when no entry of base is kept.
 tables::Table MergeTables(const tables::Table& base, const tables::Table& run, MergeCounts* counts);
 
 struct WriteOutcome {

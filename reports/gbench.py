@@ -18,6 +18,7 @@ import math
 import os
 import re
 import statistics
+import sys
 from dataclasses import dataclass, field
 
 from . import names as names_mod
@@ -26,6 +27,7 @@ from .errors import InputError
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 METRICS = ("real_time", "cpu_time", "bytes_per_second", "items_per_second", "pct_of_bandwidth")
 TIME_METRICS = ("real_time", "cpu_time")
+MAX_DEPTH = 64          # JSON nesting we accept; Google Benchmark's is 3, a tiling table's 3
 _AGG_SUFFIX = re.compile(r"^(?P<base>.+)_(?P<agg>mean|median|stddev|cv)$")
 
 
@@ -87,12 +89,33 @@ def read_json(path):
     if not raw.strip():
         raise InputError(path, "empty file (no JSON at all; did the benchmark crash?)")
     try:
-        return json.loads(raw.decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(path, "not a text file (not UTF-8); expected JSON")
     except json.JSONDecodeError as e:
         raise InputError(path, f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
                                " (truncated or interrupted run?)")
+    except RecursionError:
+        raise InputError(path, f"JSON nested too deeply (more than {MAX_DEPTH} levels); not one of our files")
+    except ValueError:             # an integer literal beyond sys.get_int_max_str_digits()
+        raise InputError(path, f"a number with more than {sys.get_int_max_str_digits()} digits; "
+                               "not a benchmark result")
+    if _depth(doc) > MAX_DEPTH:
+        raise InputError(path, f"JSON nested too deeply (more than {MAX_DEPTH} levels); not one of our files")
+    return doc
+
+
+def _depth(doc):
+    """Nesting depth, without recursion (our files are 4 deep; later code recurses, e.g. json.dumps)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                break
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def _number(path, row_name, row, key, required):
@@ -103,7 +126,10 @@ def _number(path, row_name, row, key, required):
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise InputError(path, f"benchmark '{row_name}': '{key}' is {type(v).__name__} {v!r}, not a number")
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:      # an integer literal beyond the float range
+        raise InputError(path, f"benchmark '{row_name}': '{key}' is out of range ({len(str(abs(v)))} digits)")
     if math.isnan(v) or math.isinf(v):
         if required:
             raise InputError(path, f"benchmark '{row_name}': '{key}' is {v}")

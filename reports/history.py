@@ -66,8 +66,11 @@ def run_key(doc_benchmarks, machine_id, commit):
 
 def parse_date(text, source="--date"):
     """ISO 8601 (or Google Benchmark's older context formats) -> UTC ISO string."""
-    if isinstance(text, (int, float)):
-        return dt.datetime.fromtimestamp(float(text), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        try:
+            return dt.datetime.fromtimestamp(float(text), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError, OSError):    # beyond year 9999 or time_t, NaN
+            raise InputError(source, f"the date {text!r} (seconds since 1970) is out of range")
     t = str(text).strip()
     d = None
     try:
@@ -83,7 +86,10 @@ def parse_date(text, source="--date"):
         raise InputError(source, f"cannot read the date {text!r} (expected ISO 8601, e.g. 2026-11-22T01:00:00Z)")
     if d.tzinfo is None:
         d = d.replace(tzinfo=dt.timezone.utc)
-    return d.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return d.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except OverflowError:      # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise InputError(source, f"the date {text!r} is out of range")
 
 
 def is_postgres(url):

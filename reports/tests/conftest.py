@@ -53,3 +53,22 @@ def small_run():
         args.update(kw)
         return synth.make_run(**args)
     return make
+
+
+def run_module(*args, timeout=300):
+    """Run ``python -m reports`` in a new process (real exit code, stack depth and stderr)."""
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=ROOT, MPLCONFIGDIR=os.environ.get("MPLCONFIGDIR", "/tmp/actgrad-mplconfig"))
+    p = subprocess.run([sys.executable, "-m", "reports", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def assert_bad_input(r, *words):
+    """Exit 2, one 'report: error:' line naming the problem, no traceback."""
+    assert r.code == 2, r
+    assert "Traceback" not in r.err, r
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("report: error: "), r
+    for w in words:
+        assert str(w) in lines[0], (w, r)

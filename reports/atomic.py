@@ -15,10 +15,35 @@ from .errors import OutputError
 MARKER = ".actgrad-report"
 
 
+def cannot_write(target, e):
+    """OutputError for an OSError met while writing target (read-only mount, a file where a directory
+    should be, disk full): exit 2 with a message, no traceback."""
+    return OutputError(f"{target}: cannot write: {e.strerror or e}")
+
+
+def _make_parent(target):
+    parent = os.path.dirname(target)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise OutputError(f"{target}: cannot write: {parent} is not a directory")
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(target, e) from e
+    return parent
+
+
 def write_bytes(path, data):
-    path = os.fspath(path)
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
+    path = os.path.abspath(os.fspath(path))
+    if os.path.isdir(path):
+        raise OutputError(f"{path}: is a directory; name a file")
+    try:
+        _write_bytes(path, data)
+    except OSError as e:
+        raise cannot_write(path, e) from e
+
+
+def _write_bytes(path, data):
+    parent = _make_parent(path)
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -61,18 +86,33 @@ class AtomicDir:
 
     def __enter__(self):
         check_replaceable(self.target)
-        parent = os.path.dirname(self.target)
-        os.makedirs(parent, exist_ok=True)
-        self.tmp = tempfile.mkdtemp(prefix="." + os.path.basename(self.target) + ".", suffix=".tmp", dir=parent)
-        os.chmod(self.tmp, 0o755)
-        with open(os.path.join(self.tmp, MARKER), "w") as f:
-            f.write("made by actgrad reports; the whole directory is replaced on each run\n")
+        parent = _make_parent(self.target)
+        try:
+            self.tmp = tempfile.mkdtemp(prefix="." + os.path.basename(self.target) + ".", suffix=".tmp",
+                                        dir=parent)
+            os.chmod(self.tmp, 0o755)
+            with open(os.path.join(self.tmp, MARKER), "w") as f:
+                f.write("made by actgrad reports; the whole directory is replaced on each run\n")
+        except OSError as e:
+            if self.tmp:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            raise cannot_write(self.target, e) from e
         return self.tmp
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if issubclass(exc_type, OSError):    # writing into tmp failed (disk full, ...)
+                raise cannot_write(self.target, exc) from exc
             return False
+        try:
+            self._swap()
+        except OSError as e:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise cannot_write(self.target, e) from e
+        return False
+
+    def _swap(self):
         check_replaceable(self.target)
         old = None
         if os.path.exists(self.target):
@@ -89,4 +129,3 @@ class AtomicDir:
             raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-        return False

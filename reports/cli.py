@@ -79,14 +79,17 @@ def cmd_record(a):
         doc = gbench.read_json(path)
         run = gbench.parse(doc, path)
         loaded.append((path, doc, run, _resolve(run, doc, a)))
-    with HistoryDB(a.db) as db:
+    said = []
+    with HistoryDB(a.db) as db:    # one transaction: every file is recorded, or none
         for path, doc, run, (commit, machine, date) in loaded:
             rid, inserted = db.record(run, doc["benchmarks"], commit, machine, date, source=os.path.basename(path))
             if inserted:
-                print(f"recorded {path} as run {rid}: commit {commit}, machine {machine}, date {date}, "
-                      f"{len(run.benches)} benchmarks")
+                said.append(f"recorded {path} as run {rid}: commit {commit}, machine {machine}, date {date}, "
+                            f"{len(run.benches)} benchmarks")
             else:
-                print(f"{path}: already recorded as run {rid} (same results, commit and machine); nothing added")
+                said.append(f"{path}: already recorded as run {rid} (same results, commit and machine); "
+                            "nothing added")
+    print("\n".join(said))           # only once committed
     return EXIT_OK
 
 
@@ -96,7 +99,7 @@ def cmd_dashboard(a):
     _regex(a.filter, "--filter")
     if a.min_segment < 2:
         raise InputError("--min-segment", "must be at least 2 (a single commit is never a step)")
-    with HistoryDB(a.db) as db:
+    with HistoryDB(a.db, readonly=True) as db:
         index, nbench, nopen = dashboard.build(db, a.out, metric=a.metric, min_size=a.min_segment,
                                                min_step=a.min_step, alpha=a.alpha, machine=a.machine,
                                                name_filter=a.filter)

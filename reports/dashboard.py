@@ -147,7 +147,7 @@ def build(db, out, metric="real_time", min_size=3, min_step=0.05, alpha=0.05, ma
         what = "the history is empty; record runs first (report record RESULTS.json)" if not db.count("runs") \
             else f"no '{metric}' series" + (f" for machine {machine!r}" if machine else "") + \
             (f" matching --filter {name_filter!r}" if name_filter else "")
-        raise InputError(db.url, what)
+        raise InputError(db.name, what)
     res = analyse(series, min_size=min_size, min_step=min_step, alpha=alpha)
     by_name = defaultdict(dict)
     for (m, name), r in res.items():

@@ -22,11 +22,12 @@ import datetime as dt
 import hashlib
 import json
 import os
-import re
-import sqlite3
+import contextlib
 import statistics
 from dataclasses import dataclass
 
+from .dbconn import display_name, explain, is_environment_error, is_postgres, open_postgres, open_sqlite, \
+    sqlite_path, undo
 from .errors import InputError
 
 SCHEMA_VERSION = 1
@@ -92,76 +93,114 @@ def parse_date(text, source="--date"):
         raise InputError(source, f"the date {text!r} is out of range")
 
 
-def is_postgres(url):
-    return bool(re.match(r"^postgres(ql)?(\+\w+)?://", str(url)))
-
-
 class HistoryDB:
-    def __init__(self, url):
+    """The history database, for reading (readonly=True: nothing is ever created or changed) or
+    for writing: one transaction from opening to the end of the ``with`` block, committed only if
+    the block succeeds, so a failed record leaves the database as it was."""
+
+    def __init__(self, url, readonly=False):
         self.url = str(url)
+        self.readonly = readonly
+        self._created = []          # files and directories this writer made (undone on failure)
         if is_postgres(self.url):
-            try:
-                import psycopg
-            except ImportError:
-                raise InputError("--db", "PostgreSQL needs the psycopg package (run scripts/setup-python)")
-            try:
-                self.conn = psycopg.connect(re.sub(r"^postgres(ql)?\+\w+://", "postgresql://", self.url))
-            except Exception as e:
-                raise InputError("--db", f"cannot connect to PostgreSQL: {str(e).strip()}")
-            self.dialect = "postgresql"
-            self.serial = "BIGSERIAL"
+            self.name = display_name(self.url)
+            self.conn = open_postgres(self.url, readonly)
+            self.dialect, self.serial = "postgresql", "BIGSERIAL"
         else:
-            path = self.url[len("sqlite:///"):] if self.url.startswith("sqlite:///") else self.url
-            self.path = path
-            parent = os.path.dirname(os.path.abspath(path))
-            os.makedirs(parent, exist_ok=True)
-            if os.path.exists(path) and os.path.getsize(path) > 0:
-                with open(path, "rb") as f:
-                    if f.read(16) != b"SQLite format 3\x00":
-                        raise InputError(path, "not an SQLite database")
-            try:
-                self.conn = sqlite3.connect(path, timeout=30)
-            except sqlite3.Error as e:
-                raise InputError(path, f"cannot open the SQLite database: {e}")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            self.dialect = "sqlite"
-            self.serial = "INTEGER"
-        self._init_schema()
+            self.path = self.name = sqlite_path(self.url)
+            self.conn, self._created = open_sqlite(self.path, readonly)
+            self.dialect, self.serial = "sqlite", "INTEGER"
+        try:
+            if readonly:
+                self._check_schema()
+            else:
+                self._create_schema()
+        except BaseException:
+            self._abort()
+            raise
 
     # -- plumbing -----------------------------------------------------------
     def _sql(self, sql):
         return sql.replace("?", "%s") if self.dialect == "postgresql" else sql
 
+    @contextlib.contextmanager
+    def _errors(self, doing):
+        """Turn an error of the database itself (read-only, locked, full, corrupt, gone) into InputError."""
+        try:
+            yield
+        except Exception as e:
+            if not is_environment_error(e):
+                raise
+            raise InputError(self.name, f"{doing}: {explain(e)}") from e
+
     def execute(self, sql, params=()):
-        cur = self.conn.cursor()
-        cur.execute(self._sql(sql), params)
-        return cur
+        with self._errors("cannot read" if self.readonly else "cannot write"):
+            cur = self.conn.cursor()
+            cur.execute(self._sql(sql), params)
+            return cur
 
     def query(self, sql, params=()):
-        cur = self.execute(sql, params)
-        rows = cur.fetchall()
-        cur.close()
-        return rows
+        with self._errors("cannot read"):
+            cur = self.execute(sql, params)
+            rows = cur.fetchall()
+            cur.close()
+            return rows
 
-    def _init_schema(self):
-        try:
+    def _tables(self):
+        if self.dialect == "sqlite":
+            rows = self.query("SELECT name FROM sqlite_master WHERE type = 'table'")
+        else:
+            rows = self.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+        return {r[0] for r in rows}
+
+    def _check_version(self):
+        row = self.query("SELECT value FROM meta WHERE key = ?", ("schema_version",))
+        if row and not str(row[0][0]).isdigit():
+            raise InputError(self.name, f"not an actgrad history database (schema_version {row[0][0]!r})")
+        if row and int(row[0][0]) > SCHEMA_VERSION:
+            raise InputError(self.name, f"history schema version {row[0][0]} is newer than this tool's "
+                                        f"({SCHEMA_VERSION}); update the reports package")
+        return bool(row)
+
+    def _check_schema(self):
+        """A reader's check: our tables are there (it creates nothing)."""
+        tables = self._tables()
+        if not tables:
+            raise InputError(self.name, "the history is empty; record runs first (report record RESULTS.json)")
+        missing = sorted({"runs", "results"} - tables)
+        if missing:
+            raise InputError(self.name, f"not an actgrad history database (no {' or '.join(missing)} table)")
+        if "meta" in tables:
+            self._check_version()
+
+    def _create_schema(self):
+        """A writer's first step, inside its transaction (SQLite: BEGIN IMMEDIATE takes the write lock
+        now, and a read-only file fails here rather than halfway)."""
+        with self._errors("cannot write"):
+            if self.dialect == "sqlite":
+                self.conn.execute("BEGIN IMMEDIATE")
+                tables = self._tables()
+                if tables and "runs" not in tables:     # someone else's SQLite file: leave it alone
+                    raise InputError(self.name, "not an actgrad history database (it has tables "
+                                                f"{', '.join(sorted(tables)[:5])} and no runs table)")
             for stmt in DDL:
                 self.execute(stmt.format(serial=self.serial)).close()
-            cur = self.execute("SELECT value FROM meta WHERE key = ?", ("schema_version",))
-            row = cur.fetchone()
-            cur.close()
-            if row is None:
+            if not self._check_version():
                 self.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
                              ("schema_version", str(SCHEMA_VERSION))).close()
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise InputError(self.url, f"history schema version {row[0]} is newer than this tool's "
-                                           f"({SCHEMA_VERSION}); update the reports package")
+
+    def commit(self):
+        with self._errors("cannot write"):
             self.conn.commit()
-        except InputError:
-            raise
-        except Exception as e:
-            self.conn.rollback()
-            raise InputError(self.url, f"cannot set up the history tables: {e}")
+
+    def _abort(self):
+        """Roll back, close, and remove a database file this writer created (still empty after the rollback)."""
+        for step in (self.conn.rollback, self.conn.close):
+            try:
+                step()
+            except Exception:
+                pass
+        undo(self._created)
 
     def close(self):
         self.conn.close()
@@ -169,8 +208,17 @@ class HistoryDB:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None or self.readonly:
+            self._abort()
+            return False
+        try:
+            self.commit()
+        except BaseException:
+            self._abort()
+            raise
         self.close()
+        return False
 
     # -- writing ------------------------------------------------------------
     def record(self, run, doc_benchmarks, commit, machine_id, date, source=None):
@@ -183,7 +231,7 @@ class HistoryDB:
             for agg, metrics in b.aggregates.items():
                 for metric, v in metrics.items():
                     rows.append((b.name, f"{metric}_{agg}", v, None))
-        try:
+        with self._errors("cannot write"):
             cur = self.execute(
                 'INSERT INTO runs (run_key, "commit", "date", machine_id, context, source) '
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_key) DO NOTHING",
@@ -197,10 +245,6 @@ class HistoryDB:
                                           "VALUES (?, ?, ?, ?, ?)"),
                                 [(run_id,) + r for r in rows])
                 cur.close()
-            self.conn.commit()
-        except Exception:
-            self.conn.rollback()
-            raise
         return run_id, inserted
 
     # -- reading ------------------------------------------------------------

@@ -71,4 +71,4 @@ def assert_bad_input(r, *words):
     lines = [ln for ln in r.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("report: error: "), r
     for w in words:
-        assert str(w) in lines[0], (w, r)
+        assert str(w).lower() in lines[0].lower(), (w, r)

@@ -109,5 +109,6 @@ def test_bad_options(tmp_path, cli_run, small_run):
     assert cli_run("frobnicate").code == 2
     r = cli_run("record", a, "--db", tmp_path / "h.sqlite", "--date", "yesterday-ish")
     assert r.code == 2 and "date" in r.err
-    r = cli_run("dashboard", "--db", tmp_path / "empty.sqlite", "--out", tmp_path / "d")
-    assert r.code == 2 and "empty" in r.err and not (tmp_path / "d").exists()
+    r = cli_run("dashboard", "--db", tmp_path / "none.sqlite", "--out", tmp_path / "d")
+    assert r.code == 2 and "none.sqlite: no such file" in r.err and not (tmp_path / "d").exists()
+    assert not (tmp_path / "none.sqlite").exists()

@@ -4,7 +4,6 @@ and binary files. Each one, to every command, in a real process: exit 2, one
 message naming the file, no traceback, nothing written."""
 
 import json
-import os
 
 import pytest
 

@@ -276,6 +276,85 @@ InputCase BuildIntCase(DType t, size_t count, Rng& r) {
   return b.Finish(Op::kSeluBwd);
 }
 
+// ---- the g-sweep ---------------------------------------------------------------
+// Extreme gradients against every x of the op's tails: an infinite g must give
+// +-Inf wherever the reference's factor is non-zero, however tiny (GELU's
+// negative tail down to x = -38.6), and g = +-max must overflow exactly where
+// the reference rounds past the largest finite value.
+std::vector<double> SweepG(DType t) {
+  const double inf = std::numeric_limits<double>::infinity();
+  double max_finite = std::numeric_limits<float>::max();
+  if (t == DType::kF16) max_finite = 65504.0;
+  if (t == DType::kBF16) max_finite = double(BF16ToFloat(0x7F7Fu));
+  return {inf, -inf, max_finite, -max_finite, std::numeric_limits<double>::quiet_NaN()};
+}
+
+// Ranges of the fp32 grid (kSweepGridPoints each, float-rounded).
+std::vector<std::pair<double, double>> SweepRanges(Op op) {
+  switch (op) {
+    case Op::kGeluBwd: return {{-40.0, -5.0}, {5.0, 40.0}, {-5.0, 5.0}};
+    case Op::kSeluBwd: return {{-40.0, -1.0}, {-1.0, 5.0}};
+    case Op::kHardswishBwd: return {{-5.0, 5.0}};
+    case Op::kSoftshrinkBwd: return {{-2.0, 2.0}};
+    case Op::kLogitGrad: return {{-0.5, 1.5}};
+  }
+  return {};
+}
+constexpr int kSweepGridPoints = 4000;
+constexpr int kSweepNeighbours = 8;  // floats on each side of a class change
+
+// Floats in their numeric order as integers (-0 just below +0).
+int64_t FloatKey(float f) {
+  const int32_t b = int32_t(FloatBits(f));
+  return b < 0 ? -int64_t(b & 0x7FFFFFFF) - 1 : int64_t(b);
+}
+float KeyFloat(int64_t k) { return k < 0 ? BitsFloat(uint32_t(-(k + 1)) | 0x80000000u) : BitsFloat(uint32_t(k)); }
+
+// 0 NaN, 1 +Inf, 2 -Inf, 3 finite: the reference rounded to t.
+int RefClass(DType t, Op op, double g, float x, const OpParams& p) {
+  const double r = RoundTo(t, ref::Reference(op, g, x, p));
+  return std::isnan(r) ? 0 : std::isinf(r) ? (r > 0 ? 1 : 2) : 3;
+}
+
+// fp32 x of the sweep for gradient g: the grid, the exact points, the special
+// x, and the neighbourhoods of every class change between grid points.
+std::vector<float> SweepXF32(Op op, double g, const OpParams& p) {
+  std::vector<float> grid;
+  for (const auto& [lo, hi] : SweepRanges(op))
+    for (int k = 0; k <= kSweepGridPoints; ++k) grid.push_back(float(lo + (hi - lo) * k / kSweepGridPoints));
+  for (float f : ExactPoints(op, p)) grid.push_back(f);
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  std::vector<float> out = grid;
+  for (size_t i = 0; i + 1 < grid.size(); ++i) {
+    int64_t lo = FloatKey(grid[i]), hi = FloatKey(grid[i + 1]);
+    const int c_lo = RefClass(DType::kF32, op, g, grid[i], p);
+    if (c_lo == RefClass(DType::kF32, op, g, grid[i + 1], p)) continue;
+    while (hi - lo > 1) {  // the first change after grid[i]
+      const int64_t mid = lo + (hi - lo) / 2;
+      (RefClass(DType::kF32, op, g, KeyFloat(mid), p) == c_lo ? lo : hi) = mid;
+    }
+    for (int64_t k = lo - kSweepNeighbours + 1; k <= hi + kSweepNeighbours - 1; ++k) out.push_back(KeyFloat(k));
+  }
+  for (uint32_t xb : SpecialXBitsF32()) out.push_back(BitsFloat(xb));
+  return out;
+}
+
+InputCase BuildSweepCase(Op op, DType t, const OpParams& p) {
+  const std::string param = FormatParam(op, p);
+  CaseBuilder b(t, param.empty() ? "g-sweep" : param + " g-sweep", p);
+  for (double g : SweepG(t)) {
+    if (t == DType::kF32) {
+      for (float x : SweepXF32(op, g, p)) b.AddBits(FloatBits(float(g)), FloatBits(x), kFlagSpecial);
+    } else {
+      for (uint32_t xb = 0; xb < 65536; ++xb) b.AddBits(b.Encode(g), xb, kFlagSpecial);
+    }
+  }
+  InputCase c = b.Finish(op);
+  c.sweep = true;
+  return c;
+}
+
 }  // namespace
 
 double DecodeElement(DType t, const void* data, size_t i) {
@@ -302,6 +381,7 @@ InputSet BuildInputs(Op op, DType t, GeluApprox mode, const AccuracyOptions& opt
     } else {
       s.cases.push_back(BuildHalfCase(op, t, p, rule_case, r));
     }
+    s.cases.push_back(BuildSweepCase(op, t, p));
   };
   OpParams p;
   p.gelu_approx = mode;

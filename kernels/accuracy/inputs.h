@@ -9,7 +9,14 @@
 // - in every op and float dtype: NaN, +-Inf, +-0, denormals, the smallest
 //   normal and the largest finite values of x, each with several g, and a
 //   block of special g (NaN, +-Inf, +-0, denormal, largest finite) on benign x;
-// - SELU i8: every (g, y) pair; SELU i32: random, small and extreme values.
+// - SELU i8: every (g, y) pair; SELU i32: random, small and extreme values;
+// - per float parameter case, a g-sweep case (InputCase::sweep): g in {+Inf,
+//   -Inf, +max, -max, NaN} against, for fp16/bf16, every x bit pattern, and
+//   for fp32 a dense grid over the op's range and tails (GELU all of
+//   [-40, -5] and [5, 40]) plus, for each g, the fp32 x on both sides of every
+//   point where the reference's class (NaN, +Inf, -Inf, finite) changes
+//   (GELU's last non-zero factor and root, SELU's y = -alpha*scale,
+//   Hardswish's overflow at x = 1.5 + 1 ulp, ...).
 // Parameter cases: Softshrink lambd 0.5 and 1/3 (full size) and 0 (small);
 // LogitGrad eps -1, 0, 1e-6, 0.25 (full size) and 1, 2, +-Inf, NaN (small:
 // the spec's eps rules); GELU: the variant's formula (erf or tanh).
@@ -45,6 +52,9 @@ struct InputCase {
   std::vector<uint8_t> g, x;  // n * DTypeSize(dtype) bytes each
   std::vector<double> ref;    // n
   std::vector<uint8_t> flags; // n
+  // A g-sweep case: checked for NaN/Inf placement and the hard bound only
+  // (its elements would only dilute the share under the threshold).
+  bool sweep = false;
 };
 
 struct InputSet {

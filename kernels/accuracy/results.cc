@@ -287,7 +287,12 @@ std::string ToMarkdown(const AccuracyDocument& d) {
     << "lambd 0.5 and 1/3 (and 0, small); LogitGrad U[0,1] with exact 0, eps, 1-eps, 1, eps in\n"
     << "{-1, 0, 1e-6, 0.25} (and 1, 2, +-Inf, NaN, small)), g = 1 on half of them; in every op\n"
     << "NaN, +-Inf, +-0, denormals, the largest finite values of x, and special g (NaN, +-Inf, +-0,\n"
-    << "denormal, largest finite). SELU i8: every (g, y) pair; i32: random and extreme values.\n\n";
+    << "denormal, largest finite). SELU i8: every (g, y) pair; i32: random and extreme values.\n"
+    << "g-sweep (every parameter case, NaN/Inf placement and the hard bound only, not in the share):\n"
+    << "g in {+Inf, -Inf, +max, -max, NaN} against every fp16/bf16 x, and for fp32 a grid of 4,000\n"
+    << "points per range (GELU [-40,-5], [5,40], [-5,5]; SELU [-40,-1], [-1,5]; Hardswish [-5,5];\n"
+    << "Softshrink [-2,2]; LogitGrad [-0.5,1.5]) with the 8 floats on each side of every x where the\n"
+    << "reference's class (NaN, +Inf, -Inf, finite) changes.\n\n";
 
   // Summary per op and dtype.
   struct Tally { int run = 0, ship = 0, fail = 0, claim_miss = 0, not_run = 0; };

@@ -28,6 +28,7 @@
 #define ACTGRAD_KERNELS_MATH_GELU_ERF_INL_H_
 #endif
 
+#include "actgrad/types.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "math/poly-inl.h"
@@ -184,6 +185,7 @@ HWY_INLINE hn::Vec<D> SleefExp(D /*d*/, hn::Vec<D> v) {
 // policy must not be instantiated.
 struct GeluGradErfSleef {
   static constexpr const char* kName = "erf_sleef";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 1.5e-6;
   static constexpr bool kAvailable = ACTGRAD_SLEEF_ON_TARGET != 0;
 
@@ -214,6 +216,7 @@ struct GeluGradErfSleef {
 // shared with the Gaussian term, s = e * (a/sqrt(2pi) - 0.5 t P(t)).
 struct GeluGradErfAS {
   static constexpr const char* kName = "erf_as";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 3.0e-6;
   static constexpr bool kAvailable = true;
 
@@ -241,6 +244,7 @@ struct GeluGradErfAS {
 // of its constant term) + 3e-9 (exp); the rest is fp32 rounding.
 struct GeluGradErfR6 {
   static constexpr const char* kName = "erf_r6";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 3.0e-7;
   static constexpr bool kAvailable = true;
 
@@ -257,6 +261,7 @@ struct GeluGradErfR6 {
 // ExpPolyN<4>. Fit errors 3.0e-6 (H) + 5.3e-6 (exp). fp32/fp16/bf16.
 struct GeluGradErfR3 {
   static constexpr const char* kName = "erf_r3";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 1.0e-5;
   static constexpr bool kAvailable = true;
 
@@ -273,6 +278,7 @@ struct GeluGradErfR3 {
 // fp32's 1e-4 threshold on part of the range, by design).
 struct GeluGradErfR2 {
   static constexpr const char* kName = "erf_r2";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 2.0e-4;
   static constexpr bool kAvailable = true;
 

@@ -20,6 +20,7 @@
 #define ACTGRAD_KERNELS_MATH_GELU_PW_INL_H_
 #endif
 
+#include "actgrad/types.h"
 #include "hwy/highway.h"
 #include "math/gelu_pw_tables.h"
 #include "math/poly-inl.h"
@@ -77,18 +78,22 @@ struct GeluGradPiecewise {
 
 struct GeluGradErfPw6 : GeluGradPiecewise<6, math_tables::kErfPw6> {
   static constexpr const char* kName = "erf_pw6";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 4.0e-6;
 };
 struct GeluGradErfPw5 : GeluGradPiecewise<5, math_tables::kErfPw5> {
   static constexpr const char* kName = "erf_pw5";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 8.0e-5;
 };
 struct GeluGradTanhPw6 : GeluGradPiecewise<6, math_tables::kTanhPw6> {
   static constexpr const char* kName = "tanh_pw6";
+  static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 4.0e-6;
 };
 struct GeluGradTanhPw5 : GeluGradPiecewise<5, math_tables::kTanhPw5> {
   static constexpr const char* kName = "tanh_pw5";
+  static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 8.0e-5;
 };
 #endif  // ACTGRAD_GELU_PW_ON_TARGET

@@ -17,6 +17,7 @@
 #define ACTGRAD_KERNELS_MATH_GELU_TANH_INL_H_
 #endif
 
+#include "actgrad/types.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "math/poly-inl.h"
@@ -41,6 +42,7 @@ HWY_INLINE hn::Vec<D> ClampAbs(D d, hn::Vec<D> x, float lim) {
 
 struct GeluGradTanhHwy {
   static constexpr const char* kName = "tanh_hwy";
+  static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 2.5e-5;
   static constexpr bool kAvailable = true;
 
@@ -61,6 +63,7 @@ struct GeluGradTanhHwy {
 
 struct GeluGradTanhExp {
   static constexpr const char* kName = "tanh_exp";
+  static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 1.5e-6;
   static constexpr bool kAvailable = true;
 

@@ -13,6 +13,8 @@
 
 #include "actgrad/types.h"
 #include "hwy/highway.h"
+#include "math/extreme_g.h"
+#include "reference/reference.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace actgrad {
@@ -26,6 +28,9 @@ template <class D>
 struct OpConsts {
   float lambd, neg_lambd, eps, one_minus_eps;
   int logit_mode;  // see LogitMode below
+  // The output dtype's overflow band (math/extreme_g.h) and, for GELU, the
+  // smallest |g| whose product can reach it.
+  float near_lo, near_hi, gelu_big_g;
 };
 
 // LogitGrad's eps rules depend only on eps: resolve them once per call.
@@ -39,31 +44,68 @@ inline int LogitModeFor(float eps) {
 }
 
 template <class D>
-HWY_INLINE OpConsts<D> MakeConsts(D /*d*/, const OpParams& p) {
+HWY_INLINE OpConsts<D> MakeConsts(D /*d*/, const OpParams& p, DType out) {
   OpConsts<D> c;
   c.lambd = p.lambd;
   c.neg_lambd = -p.lambd;
   c.eps = p.eps;
   c.one_minus_eps = 1.0f - p.eps;
   c.logit_mode = LogitModeFor(p.eps);
+  c.near_lo = extreme::NearOverflowLo(out);
+  c.near_hi = extreme::NearOverflowHi(out);
+  c.gelu_big_g = c.near_lo / extreme::kGeluMaxFactor;
   return c;
+}
+
+// Lanes of `redo` recomputed in double by `ref` (extreme::RedoInDouble).
+template <class D, class M>
+HWY_NOINLINE hn::Vec<D> RedoLanesInDouble(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, M redo,
+                                          double (*ref)(double, double)) {
+  HWY_ALIGN float gb[hn::MaxLanes(d)], xb[hn::MaxLanes(d)], rb[hn::MaxLanes(d)];
+  uint8_t bits[8] = {};
+  hn::Store(g, d, gb);
+  hn::Store(x, d, xb);
+  hn::Store(r, d, rb);
+  hn::StoreMaskBits(d, redo, bits);
+  uint64_t lanes = 0;
+  for (size_t i = 0; i < hn::Lanes(d) && i < 64; ++i) lanes |= uint64_t((bits[i / 8] >> (i % 8)) & 1) << i;
+  extreme::RedoInDouble(gb, xb, rb, lanes, ref);
+  return hn::Load(d, rb);
+}
+
+// SELU and Hardswish: lanes with a finite g whose result lies in the output's
+// overflow band are recomputed in double (rare; see math/extreme_g.h).
+template <class D>
+HWY_INLINE hn::Vec<D> FixNearOverflow(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, const OpConsts<D>& c,
+                                      double (*ref)(double, double)) {
+  const auto ar = hn::Abs(r);
+  const auto near = hn::And(hn::IsFinite(g), hn::And(hn::Ge(ar, hn::Set(d, c.near_lo)), hn::Le(ar, hn::Set(d, c.near_hi))));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, near))) return RedoLanesInDouble(d, g, x, r, near, ref);
+  return r;
 }
 
 struct SeluBwdOp {
   static constexpr Op kOp = Op::kSeluBwd;
   template <class D>
-  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> y, const OpConsts<D>&) {
+  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> y, const OpConsts<D>& c) {
     const auto scale = hn::Set(d, 1.0507009873554804934193349852946f);
-    const auto alpha_scale = hn::Set(d, float(1.6732632423543772848170429916717 * 1.0507009873554804934193349852946));
+    // alpha*scale = as_hi + as_lo: y + as_hi is exact near -as_hi, and as_lo
+    // (2.3e-8) keeps the factor at y = -as_hi (every saturated SELU output)
+    // the reference's positive 2.3e-8, not 0 (g = Inf: +Inf, not NaN).
+    constexpr double kAlphaScale = ref::kSeluAlpha * ref::kSeluScale;
+    const auto as_hi = hn::Set(d, float(kAlphaScale));
+    const auto as_lo = hn::Set(d, float(kAlphaScale - double(float(kAlphaScale))));
     // y > 0: g*scale; else (incl. y == 0, as PyTorch): g*(y + alpha*scale).
-    return hn::IfThenElse(hn::Gt(y, hn::Zero(d)), hn::Mul(g, scale), hn::Mul(g, hn::Add(y, alpha_scale)));
+    const auto r = hn::IfThenElse(hn::Gt(y, hn::Zero(d)), hn::Mul(g, scale),
+                                  hn::Mul(g, hn::Add(hn::Add(y, as_hi), as_lo)));
+    return FixNearOverflow(d, g, y, r, c, &ref::SeluBwd);
   }
 };
 
 struct HardswishBwdOp {
   static constexpr Op kOp = Op::kHardswishBwd;
   template <class D>
-  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>&) {
+  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>& c) {
     const auto three = hn::Set(d, 3.0f);
     const auto neg_three = hn::Set(d, -3.0f);
     const auto mid = hn::And(hn::Ge(x, neg_three), hn::Le(x, three));  // false for NaN
@@ -71,8 +113,10 @@ struct HardswishBwdOp {
     // cost of this op), exactly 0 at x = -1.5 (so g = Inf gives NaN there,
     // as the exact formula does), the same bits on every target.
     const auto slope = hn::Mul(g, hn::Mul(hn::Add(x, hn::Set(d, 1.5f)), hn::Set(d, 1.0f / 3.0f)));
-    const auto r = hn::IfThenElse(mid, slope, g);  // x > 3 and NaN -> g
-    return hn::IfThenZeroElse(hn::Lt(x, neg_three), r);
+    const auto r = hn::IfThenZeroElse(hn::Lt(x, neg_three), hn::IfThenElse(mid, slope, g));  // x > 3, NaN -> g
+    // g near the largest finite value: the slope's two roundings can move
+    // g*slope across the overflow threshold (x = 1.5 + 1 ulp: slope 1).
+    return FixNearOverflow(d, g, x, r, c, &ref::HardswishBwd);
   }
 };
 
@@ -85,12 +129,32 @@ struct SoftshrinkBwdOp {
   }
 };
 
+// GELU with |g| near the largest finite value or infinite (math/extreme_g.h):
+// g = +-Inf takes the sign of the reference's factor by region of x (NaN where
+// that factor is 0); finite huge g is recomputed in double.
+template <GeluApprox kMode, class D>
+HWY_NOINLINE hn::Vec<D> GeluBigG(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, hn::Mask<D> big) {
+  constexpr extreme::GeluSigns s = extreme::GeluSignsOf(kMode);
+  const auto inf = hn::IsInf(g);
+  const auto pos = hn::Ge(x, hn::Set(d, s.first_positive));  // false for NaN
+  const auto neg = hn::And(hn::Ge(x, hn::Set(d, s.lowest_nonzero)), hn::Le(x, hn::Set(d, s.last_negative)));
+  const auto inf_r = hn::IfThenElse(pos, g, hn::IfThenElse(neg, hn::Neg(g), hn::Set(d, std::numeric_limits<float>::quiet_NaN())));
+  r = hn::IfThenElse(inf, inf_r, r);
+  const auto finite_big = hn::AndNot(inf, big);
+  if (hn::AllFalse(d, finite_big)) return r;
+  return RedoLanesInDouble(d, g, x, r, finite_big, kMode == GeluApprox::kTanh ? &ref::GeluBwdTanh : &ref::GeluBwdErf);
+}
+
 template <class Approx>
 struct GeluBwdOp {
   static constexpr Op kOp = Op::kGeluBwd;
   template <class D>
-  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>&) {
-    return hn::Mul(g, Approx::Factor(d, x));
+  static HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> g, hn::Vec<D> x, const OpConsts<D>& c) {
+    const auto r = hn::Mul(g, Approx::Factor(d, x));
+    // One compare on g, off the factor's dependency chain; Inf is >= too.
+    const auto big = hn::Ge(hn::Abs(g), hn::Set(d, c.gelu_big_g));
+    if (HWY_UNLIKELY(!hn::AllFalse(d, big))) return GeluBigG<Approx::kMode>(d, g, x, r, big);
+    return r;
   }
 };
 

@@ -27,15 +27,25 @@ inline double GeluBwdErf(double g, double x) {
   if (std::isinf(x)) return x > 0 ? g : g * 0.0;
   const double kInvSqrt2 = 0.70710678118654752440;
   const double kInvSqrt2Pi = 0.39894228040143267794;
-  return g * (0.5 + 0.5 * std::erf(x * kInvSqrt2) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x));
+  // Phi(x) as 0.5 erfc(-x/sqrt2): 0.5 + 0.5 erf(x/sqrt2) cancels for x < 0
+  // (and is exactly 0 below x of about -8.3, leaving only the Gaussian term).
+  return g * (0.5 * std::erfc(-x * kInvSqrt2) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x));
 }
 
+// Written without the 1 + t and 1 - t*t cancellations (t = tanh(u) rounds to
+// -1 for x below about -7.2, which made the factor exactly 0 there and g = Inf
+// give NaN): with v = |u|, e = exp(-2v), q = 1/(1 + e),
+//   0.5 (1 + t) = q (x >= 0) or e q (x < 0),   0.5 (1 - t*t) = 2 e q^2,
+// so the factor stays non-zero down to x of about -21.5, where e underflows.
 inline double GeluBwdTanh(double g, double x) {
   if (std::isinf(x)) return x > 0 ? g : g * 0.0;
   const double k = 0.79788456080286535588;  // sqrt(2/pi)
   const double c = 0.044715;
-  const double t = std::tanh(k * (x + c * x * x * x));
-  return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x));
+  const double v = k * std::fabs(x + c * x * x * x);
+  const double e = std::exp(-2.0 * v);
+  const double q = 1.0 / (1.0 + e);
+  const double half_1pt = x >= 0 ? q : e * q;
+  return g * (half_1pt + 2.0 * e * q * q * x * k * (1.0 + 3.0 * c * x * x));
 }
 
 inline double SoftshrinkBwd(double g, double x, float lambd) {

@@ -121,6 +121,11 @@ HWY_INLINE void StoreF(DF df, hn::Vec<DF> v, T* p) {
 }
 
 // ---- the contiguous kernel -------------------------------------------------
+template <typename T> constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
+template <> constexpr DType DTypeOf<hwy::float16_t>() { return DType::kF16; }
+template <> constexpr DType DTypeOf<hwy::bfloat16_t>() { return DType::kBF16; }
+
 // Elements [0, m) with m < one full vector: through an aligned stack buffer,
 // so tails run the very same vector code as the body (same results).
 template <class Op, typename T, class DF>
@@ -144,12 +149,14 @@ HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, 
   if (i < m) PartialVector<Op>(df, c, g + i, x + i, out + i, m - i);
 }
 
+// out_dtype: the dtype the results are finally stored in (T, or the staged
+// variant's storage type), for the overflow band of ops-inl.h.
 template <class Op, typename T, int kUnroll, bool kNT>
 HWY_NOINLINE void RunInRegisters(const T* g, const T* x, T* out, size_t n,
-                                 const OpParams& p) {
+                                 const OpParams& p, DType out_dtype) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
-  const auto c = MakeConsts(df, p);
+  const auto c = MakeConsts(df, p, out_dtype);
   size_t i = 0;
   if constexpr (kNT) {
     // Peel until the output is aligned for streaming stores.
@@ -242,7 +249,7 @@ HWY_NOINLINE void RunStaged(const T* g, const T* x, T* out, size_t n, const OpPa
     const size_t m = std::min(tile, n - i);
     ToF32(g + i, sg, m);
     ToF32(x + i, sx, m);
-    RunInRegisters<Op, float, kUnroll, false>(sg, sx, sg, m, p);
+    RunInRegisters<Op, float, kUnroll, false>(sg, sx, sg, m, p, DTypeOf<T>());
     FromF32<T>(sg, out + i, m);
   }
 }
@@ -256,14 +263,10 @@ void Kernel(const KernelArgs& a) {
     static_assert(!kNT, "staged variants use ordinary stores");
     RunStaged<Op, T, kUnroll>(g, x, out, a.n, a.params, a.tile);
   } else {
-    RunInRegisters<Op, T, kUnroll, kNT>(g, x, out, a.n, a.params);
+    RunInRegisters<Op, T, kUnroll, kNT>(g, x, out, a.n, a.params, DTypeOf<T>());
   }
 }
 
-template <typename T> constexpr DType DTypeOf();
-template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
-template <> constexpr DType DTypeOf<hwy::float16_t>() { return DType::kF16; }
-template <> constexpr DType DTypeOf<hwy::bfloat16_t>() { return DType::kBF16; }
 
 inline std::string ThisTargetName() {
   std::string s = hwy::TargetName(HWY_TARGET);

@@ -6,39 +6,44 @@
 #include <limits>
 
 #include "actgrad/half.h"
+#include "math/extreme_g.h"
 #include "reference/reference.h"
 #include "variants/registry.h"
 
 namespace actgrad {
 namespace {
 
-struct F32 { using T = float; static float Load(T v) { return v; } static T Store(float f) { return f; } };
-struct F16 { using T = uint16_t; static float Load(T v) { return HalfToFloat(v); } static T Store(float f) { return FloatToHalf(f); } };
-struct BF16 { using T = uint16_t; static float Load(T v) { return BF16ToFloat(v); } static T Store(float f) { return FloatToBF16(f); } };
+struct F32 { static constexpr DType kDType = DType::kF32; using T = float; static float Load(T v) { return v; } static T Store(float f) { return f; } };
+struct F16 { static constexpr DType kDType = DType::kF16; using T = uint16_t; static float Load(T v) { return HalfToFloat(v); } static T Store(float f) { return FloatToHalf(f); } };
+struct BF16 { static constexpr DType kDType = DType::kBF16; using T = uint16_t; static float Load(T v) { return BF16ToFloat(v); } static T Store(float f) { return FloatToBF16(f); } };
 
-// The scalar GELU evaluates the factor in double: it is the portable
-// fallback, and fp32 libm erf/exp lose accuracy where the factor cancels
-// (x near -0.75) and in the tails.
-float GeluFactor(float xf, GeluApprox mode) {
-  const double x = xf;
-  if (std::isinf(x)) return x > 0 ? 1.0f : 0.0f;
-  if (mode == GeluApprox::kTanh) {
-    const double k = 0.79788456080286535588, c = 0.044715;
-    const double t = std::tanh(k * (x + c * x * x * x));
-    return float(0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x));
-  }
-  return float(0.5 + 0.5 * std::erf(x * 0.70710678118654752440) + x * 0.39894228040143267794 * std::exp(-0.5 * x * x));
+// SELU and Hardswish compute in fp32 exactly as the vector kernels
+// (ops/ops-inl.h: alpha*scale as hi + lo, the slope as (x + 1.5) * (1/3)),
+// including the double recomputation of results in the output's overflow
+// band (math/extreme_g.h). GELU computes g * factor in double and rounds once
+// (the reference's formulas): the portable fallback. fp32 libm erf/exp lose
+// accuracy where the factor cancels (x near -0.75), and an fp32 factor
+// underflows to 0 in the negative tail (g = Inf would give NaN, not -Inf).
+float FixNearOverflow(float r, float g, float x, DType out, double (*ref)(double, double)) {
+  const float ar = std::fabs(r);
+  if (std::isfinite(g) && ar >= extreme::NearOverflowLo(out) && ar <= extreme::NearOverflowHi(out))
+    return float(ref(g, x));
+  return r;
 }
 
-float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode) {
+float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode, DType out) {
+  constexpr double kAlphaScale = ref::kSeluAlpha * ref::kSeluScale;
+  constexpr float kAsHi = float(kAlphaScale), kAsLo = float(kAlphaScale - double(kAsHi));
   switch (op) {
     case Op::kSeluBwd:
-      return x > 0.0f ? g * float(ref::kSeluScale) : g * (x + float(ref::kSeluAlpha * ref::kSeluScale));
-    case Op::kHardswishBwd:
-      if (x < -3.0f) return 0.0f;
-      return x <= 3.0f ? g * ((x + 1.5f) * (1.0f / 3.0f)) : g;
+      return FixNearOverflow(x > 0.0f ? g * float(ref::kSeluScale) : g * ((x + kAsHi) + kAsLo), g, x, out,
+                             &ref::SeluBwd);
+    case Op::kHardswishBwd: {
+      const float r = x < -3.0f ? 0.0f : x <= 3.0f ? g * ((x + 1.5f) * (1.0f / 3.0f)) : g;
+      return FixNearOverflow(r, g, x, out, &ref::HardswishBwd);
+    }
     case Op::kSoftshrinkBwd: return (x >= -p.lambd && x <= p.lambd) ? 0.0f : g;
-    case Op::kGeluBwd: return g * GeluFactor(x, mode);
+    case Op::kGeluBwd: return float(mode == GeluApprox::kTanh ? ref::GeluBwdTanh(g, x) : ref::GeluBwdErf(g, x));
     case Op::kLogitGrad: {
       const float nan = std::numeric_limits<float>::quiet_NaN();
       const float eps = p.eps;
@@ -62,7 +67,8 @@ void ScalarKernel(const KernelArgs& a) {
   const auto* g = static_cast<const typename S::T*>(a.g);
   const auto* x = static_cast<const typename S::T*>(a.x);
   auto* out = static_cast<typename S::T*>(a.out);
-  for (size_t i = 0; i < a.n; ++i) out[i] = S::Store(ScalarOp(kOp, S::Load(g[i]), S::Load(x[i]), a.params, kMode));
+  for (size_t i = 0; i < a.n; ++i)
+    out[i] = S::Store(ScalarOp(kOp, S::Load(g[i]), S::Load(x[i]), a.params, kMode, S::kDType));
 }
 
 template <typename Int>

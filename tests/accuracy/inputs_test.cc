@@ -8,6 +8,7 @@
 
 #include "accuracy/inputs.h"
 #include "actgrad/half.h"
+#include "math/extreme_g.h"
 #include "reference/reference.h"
 
 namespace actgrad::acc {
@@ -40,7 +41,9 @@ XSet XValues(const InputSet& s, size_t case_index) {
 TEST(Inputs, HalfTypesCoverEveryBitPatternWithUnitAndRandomG) {
   for (DType t : {DType::kF16, DType::kBF16}) {
     const InputSet s = BuildInputs(Op::kGeluBwd, t, GeluApprox::kNone, Small());
-    ASSERT_EQ(s.cases.size(), 1u);
+    ASSERT_EQ(s.cases.size(), 2u);  // the case and its g-sweep
+    EXPECT_FALSE(s.cases[0].sweep);
+    EXPECT_TRUE(s.cases[1].sweep);
     const InputCase& c = s.cases[0];
     ASSERT_GE(c.n, 2u * 65536);
     std::vector<int> seen_g1(65536), seen_rand(65536);
@@ -135,6 +138,66 @@ TEST(Inputs, ReferenceMatchesTheSpecFormulas) {
     const auto g = int8_t(DecodeElement(DType::kI8, i8.cases[0].g.data(), i));
     const auto y = int8_t(DecodeElement(DType::kI8, i8.cases[0].x.data(), i));
     ASSERT_EQ(i8.cases[0].ref[i], double(ref::SeluBwdInt<int8_t>(g, y)));
+  }
+}
+
+// Issue 20 defect 11: the g-sweep holds g = +-Inf, +-max and NaN against the
+// tails, with the references the rule needs there: -+Inf down to GELU's last
+// non-zero factor (x = -38.6 erf, -21.5 tanh), NaN below it.
+TEST(Inputs, GSweepCoversInfiniteGradientInGeluTail) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (GeluApprox m : {GeluApprox::kNone, GeluApprox::kTanh}) {
+    const float lowest = m == GeluApprox::kTanh ? -0x1.58441cp+4f : -0x1.34d4ecp+5f;
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const InputSet s = BuildInputs(Op::kGeluBwd, t, m, Small());
+      const InputCase* sweep = nullptr;
+      for (const auto& c : s.cases)
+        if (c.sweep) sweep = &c;
+      ASSERT_NE(sweep, nullptr) << DTypeName(t);
+      std::set<double> gs;
+      int found = 0;
+      for (size_t i = 0; i < sweep->n; ++i) {
+        const double g = DecodeElement(t, sweep->g.data(), i), x = DecodeElement(t, sweep->x.data(), i);
+        if (!std::isnan(g)) gs.insert(g);
+        EXPECT_TRUE(sweep->flags[i] & kFlagSpecial);
+        if (std::isinf(g) && (x == -8.0 || x == -14.0 || x == -20.0)) {
+          ++found;
+          EXPECT_EQ(sweep->ref[i], -g) << DTypeName(t) << " x=" << x;
+        }
+        if (t == DType::kF32 && std::isinf(g) && x == lowest) {
+          ++found;
+          EXPECT_EQ(sweep->ref[i], -g);
+        }
+        if (t == DType::kF32 && std::isinf(g) && x == std::nextafter(lowest, -inf)) {
+          ++found;
+          EXPECT_TRUE(std::isnan(sweep->ref[i]));
+        }
+      }
+      EXPECT_EQ(gs.size(), 4u) << DTypeName(t) << ": +-Inf and +-max";
+      // fp16/bf16: every pattern, so x = -8, -14, -20 with both infinities;
+      // fp32: the exact boundary and its neighbour below, from the refinement.
+      EXPECT_EQ(found, t == DType::kF32 ? 4 : 6) << DTypeName(t);
+    }
+  }
+}
+
+// The sign regions the kernels use for g = +-Inf (math/extreme_g.h) are the
+// double reference's: zero below lowest_nonzero, negative up to
+// last_negative, positive from first_positive (its float neighbour) on.
+TEST(Reference, GeluSignRegionsOfTheKernels) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (GeluApprox m : {GeluApprox::kNone, GeluApprox::kTanh}) {
+    const auto& s = extreme::GeluSignsOf(m);
+    auto f = [&](float x) { return m == GeluApprox::kTanh ? ref::GeluBwdTanh(1.0, x) : ref::GeluBwdErf(1.0, x); };
+    EXPECT_EQ(f(std::nextafter(s.lowest_nonzero, -inf)), 0.0);
+    EXPECT_LT(f(s.lowest_nonzero), 0.0);
+    EXPECT_LT(f(s.last_negative), 0.0);
+    EXPECT_EQ(std::nextafter(s.last_negative, inf), s.first_positive);
+    EXPECT_GT(f(s.first_positive), 0.0);
+    EXPECT_EQ(f(-inf), 0.0);
+    // Negative all the way between (a coarse scan; f has one root).
+    for (float x = s.lowest_nonzero; x < s.last_negative; x += 0.01f) ASSERT_LT(f(x), 0.0) << x;
+    for (float x = s.first_positive; x < 40.0f; x += 0.01f) ASSERT_GT(f(x), 0.0) << x;
   }
 }
 

@@ -403,6 +403,56 @@ TEST_P(Edges, GeluLimits) {
   }
 }
 
+// Issue 20 defect 11: an infinite gradient against GELU's tiny negative-tail
+// factor. The double reference's factor is non-zero down to x = -38.6 (erf)
+// and -21.5 (tanh), so g = +-Inf gives -+Inf there, though an fp32 factor
+// underflows from x = -14 (and the approximations flush it earlier); only
+// where the reference's factor itself is 0 (and at x = -Inf) is it NaN.
+TEST_P(Edges, GeluInfiniteGradientInNegativeTail) {
+  const DType t = GetParam();
+  for (const OpSpec& s : {Spec(Op::kGeluBwd), GeluTanh()}) {
+    const std::vector<double> xs = {-8.0, -10.0, -14.0, -20.0, -7.0, -1.0, -kInf};
+    for (double g : {kInf, -kInf}) {
+      auto o = RunSmall(s, t, std::vector<double>(xs.size(), g), xs);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const double want = RoundVal(t, RefValue(s, g, RoundVal(t, xs[i])));
+        ExpectNear(o[i], want, t, SpecName(s) + " g=" + std::to_string(g) + " x=" + std::to_string(xs[i]));
+        if (std::isfinite(xs[i])) EXPECT_EQ(o[i], -g) << SpecName(s) << " x=" << xs[i] << ": -g expected";
+      }
+    }
+  }
+}
+
+// The same class of defect in every op: g = +-Inf, +-max and NaN against the
+// points where the reference's factor is tiny, zero or pushes g*f across the
+// largest finite value; NaN/Inf exactly where the reference has them.
+TEST_P(Edges, ExtremeGradientsPlaceSpecialsAsTheReference) {
+  const DType t = GetParam();
+  const double as = actgrad::ref::kSeluAlpha * actgrad::ref::kSeluScale;
+  struct Probe { OpSpec s; std::vector<double> x; };
+  const std::vector<Probe> probes = {
+      {Spec(Op::kGeluBwd), {-38.6, -38.61, -30.0, -14.0, -0.7517915, -0.75179154, 0.7517915, 5.7, 5.75, 9.0}},
+      {GeluTanh(), {-21.5, -21.52, -0.7524614, 5.0, 9.0}},
+      {Spec(Op::kSeluBwd), {-as, -1.7580993, -0.7580993, -0.75809932, -40.0, 0.0}},
+      {Spec(Op::kHardswishBwd), {-4.0, -3.0, -1.5, 1.5, NextUp(1.5f), 3.0}},
+      {Softshrink(0.5f), {0.5, -0.5, 0.25, 0.75}},
+  };
+  for (const Probe& p : probes) {
+    for (double g : {kInf, -kInf, MaxFinite(t), -MaxFinite(t), kNaN}) {
+      auto o = RunSmall(p.s, t, std::vector<double>(p.x.size(), g), p.x);
+      for (size_t i = 0; i < p.x.size(); ++i) {
+        const double want = RoundVal(t, RefValue(p.s, g, RoundVal(t, p.x[i])));
+        const std::string what = SpecName(p.s) + " g=" + std::to_string(g) + " x=" + std::to_string(p.x[i]);
+        if (std::isnan(want) || std::isinf(want)) {
+          ExpectNear(o[i], want, t, what);
+        } else {
+          EXPECT_TRUE(std::isfinite(o[i])) << what << ": got " << o[i] << ", want " << want;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(Edges, SoftshrinkAtLambd) {
   const DType t = GetParam();
   auto o = RunSmall(Softshrink(0.5f), t, {2, 2, 2, 2, 2, 2}, {0.5, -0.5, 0.75, -0.75, kNaN, 0.25});

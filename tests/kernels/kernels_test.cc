@@ -96,6 +96,16 @@ Operands MakeOperands(Op op, DType t, size_t n, uint64_t seed) {
       }
       if (i % 13 == 5) x = xs[(i / 13) % std::size(xs)];
       if (i % 29 == 11) g = gs[(i / 29) % std::size(gs)], x = 0.5;
+      // Extreme g against tiny factors and the overflow threshold (issue 20
+      // defect 11): GELU's negative tail, SELU's y = -alpha*scale, Hardswish
+      // at 1.5 + 1 ulp, GELU's f = 1 + 4e-8 at x = 5.7.
+      if (i % 31 == 17) {
+        const double mx = t == DType::kF16 ? 65504.0 : t == DType::kBF16 ? 0x1.fep127 : 0x1.fffffep127;
+        const double eg[] = {inf, -inf, mx, -mx};
+        const double ex[] = {-8.0, -10.0, -14.0, -20.0, -30.0, 5.7, std::nextafter(1.5f, 2.0f), -1.7580993f, -0.75179154};
+        g = eg[(i / 31) % std::size(eg)];
+        x = ex[(i / 124) % std::size(ex)];
+      }
     }
     Encode(t, g, o.g.data() + i * DTypeSize(t));
     Encode(t, x, o.x.data() + i * DTypeSize(t));

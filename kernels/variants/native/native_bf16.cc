@@ -28,7 +28,7 @@ struct BF16Cvt {
   __m512i hi_mask = _mm512_set1_epi32(int(0xFFFF0000u));
   __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
                                         23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  explicit BF16Cvt(const OpParams& p) : op(p) {}
+  explicit BF16Cvt(const OpParams& p) : op(p, DType::kBF16) {}
   ACTGRAD_NATIVE_INLINE __m512i operator()(__m512i g, __m512i x) const {
     const __m512 g_even = _mm512_castsi512_ps(_mm512_slli_epi32(g, 16));
     const __m512 x_even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));

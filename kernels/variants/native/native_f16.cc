@@ -11,6 +11,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include "math/extreme_g.h"
+#include "reference/reference.h"
 #include "variants/native/gelu_f16_tables.h"
 #include "variants/native/native_driver.h"
 #include "variants/native/native_kernels.h"
@@ -154,6 +156,33 @@ struct LogitF16 {
   }
 };
 
+// GELU lanes with |g| near 65504 or infinite (math/extreme_g.h): g = +-Inf
+// takes the sign of the reference's factor by region of x (NaN where it is
+// 0); finite huge g (the fp16 factor's 8e-4 error could put g*f on either side
+// of 65520) is recomputed in double.
+template <GeluApprox kMode>
+__attribute__((noinline)) __m512h GeluBigG(__m512h g, __m512h x, __m512h r, __mmask32 big) {
+  constexpr extreme::GeluSigns s = extreme::GeluSignsOf(kMode);
+  const __mmask32 inf = InfiniteLanes(g);
+  const __mmask32 pos = _mm512_cmp_ph_mask(x, SetBits(CeilToHalfBits(s.first_positive)), _CMP_GE_OQ);
+  const __mmask32 neg = _kand_mask32(_mm512_cmp_ph_mask(x, SetBits(CeilToHalfBits(s.lowest_nonzero)), _CMP_GE_OQ),
+                                     _mm512_cmp_ph_mask(x, SetBits(FloorToHalfBits(s.last_negative)), _CMP_LE_OQ));
+  const __m512h inf_r = MaskMov(MaskMov(SetBits(0x7E00u), neg, _mm512_sub_ph(_mm512_setzero_ph(), g)), pos, g);
+  r = MaskMov(r, inf, inf_r);
+  uint32_t redo = _cvtmask32_u32(_kandn_mask32(inf, big));
+  if (redo == 0) return r;
+  alignas(64) uint16_t gb[32], xb[32], rb[32];
+  _mm512_store_si512(gb, I(g));
+  _mm512_store_si512(xb, I(x));
+  _mm512_store_si512(rb, I(r));
+  double (*fn)(double, double) = kMode == GeluApprox::kTanh ? &ref::GeluBwdTanh : &ref::GeluBwdErf;
+  for (; redo != 0; redo &= redo - 1) {
+    const int i = __builtin_ctz(redo);
+    rb[i] = FloatToHalfBits(float(fn(HalfBitsToFloat(gb[i]), HalfBitsToFloat(xb[i]))));
+  }
+  return H(_mm512_load_si512(rb));
+}
+
 // GELU backward, piecewise cubic in fp16 (tables and scheme: see
 // gen_gelu_f16_tables.py). e(a) = d(-a) = hi + q:
 //   x < 0:  g*e = fma(g, hi, g*q)
@@ -162,6 +191,7 @@ struct LogitF16 {
 template <GeluApprox kMode>
 struct GeluF16 {
   __m512h c0hi, c0lo, c1, c2, c3, four = Set(4.0), one = Set(1.0), cutoff = Set(kGeluPwCutoff);
+  __m512h big_g = SetBits(CeilToHalfBits(extreme::NearOverflowLo(DType::kF16) / extreme::kGeluMaxFactor));
   explicit GeluF16(const OpParams&) {
     const bool tanh = kMode == GeluApprox::kTanh;
     c0hi = _mm512_castsi512_ph(_mm512_load_si512(tanh ? kGeluTanhC0Hi : kGeluErfC0Hi));
@@ -188,9 +218,8 @@ struct GeluF16 {
     const __m512h r_hi = MaskMov(dh, neg, hi);
     const __m512h r_lo = MaskMov(_mm512_sub_ph(dl, q), neg, q);
     __m512h r = _mm512_fmadd_ph(g, r_hi, _mm512_mul_ph(g, r_lo));
-    const __mmask32 inf = InfiniteLanes(g);
-    if (__builtin_expect(!_ktestz_mask32_u8(inf, inf), 0))
-      r = MaskMov(r, inf, _mm512_mul_ph(g, _mm512_add_ph(r_hi, r_lo)));
+    const __mmask32 big = _mm512_cmp_ph_mask(_mm512_abs_ph(g), big_g, _CMP_GE_OQ);  // Inf too
+    if (__builtin_expect(!_ktestz_mask32_u8(big, big), 0)) r = GeluBigG<kMode>(g, x, r, big);
     return I(r);
   }
 };

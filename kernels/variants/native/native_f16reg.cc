@@ -20,7 +20,7 @@ namespace {
 template <class F32Op>
 struct F16Reg {
   F32Op op;
-  explicit F16Reg(const OpParams& p) : op(p) {}
+  explicit F16Reg(const OpParams& p) : op(p, DType::kF16) {}
   ACTGRAD_NATIVE_INLINE __m512i operator()(__m512i g, __m512i x) const {
     const __m512 g_lo = _mm512_cvtph_ps(_mm512_castsi512_si256(g));
     const __m512 g_hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(g, 1));

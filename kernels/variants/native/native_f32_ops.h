@@ -1,10 +1,14 @@
 // Internal to the native kernel files: the five ops on 16 fp32 lanes
 // (AVX512F + FMA), shared by bf16cvt (native_bf16.cc) and the fp16 register
 // upcast (native_f16reg.cc). Each op: constructed once per call from the
-// OpParams, `__m512 operator()(__m512 g, __m512 x) const`.
+// OpParams and the output dtype, `__m512 operator()(__m512 g, __m512 x) const`.
 #pragma once
 #include <immintrin.h>
 
+#include <limits>
+
+#include "math/extreme_g.h"
+#include "reference/reference.h"
 #include "variants/native/native_driver.h"
 
 namespace actgrad::native {
@@ -12,32 +16,65 @@ namespace {
 
 ACTGRAD_NATIVE_INLINE __m512 SetF(double v) { return _mm512_set1_ps(static_cast<float>(v)); }
 
+// Lanes of `redo` recomputed in double by the reference (math/extreme_g.h).
+__attribute__((noinline)) __m512 RedoInDouble(__m512 g, __m512 x, __m512 r, __mmask16 redo,
+                                              double (*ref)(double, double)) {
+  alignas(64) float gb[16], xb[16], rb[16];
+  _mm512_store_ps(gb, g);
+  _mm512_store_ps(xb, x);
+  _mm512_store_ps(rb, r);
+  extreme::RedoInDouble(gb, xb, rb, uint64_t(redo), ref);
+  return _mm512_load_ps(rb);
+}
+
+// The output dtype's overflow band: finite-g lanes whose result lies in it
+// are recomputed in double (SELU, Hardswish; rare).
+struct OverflowBand {
+  __m512 lo, hi;
+  explicit OverflowBand(DType out)
+      : lo(_mm512_set1_ps(extreme::NearOverflowLo(out))), hi(_mm512_set1_ps(extreme::NearOverflowHi(out))) {}
+  ACTGRAD_NATIVE_INLINE __m512 Fix(__m512 g, __m512 x, __m512 r, double (*ref)(double, double)) const {
+    const __m512 ar = _mm512_abs_ps(r);
+    const __mmask16 finite_g = _knot_mask16(_mm512_fpclass_ps_mask(g, 0x99));  // not NaN or +-Inf
+    const __mmask16 near = _kand_mask16(finite_g, _kand_mask16(_mm512_cmp_ps_mask(ar, lo, _CMP_GE_OQ),
+                                                               _mm512_cmp_ps_mask(ar, hi, _CMP_LE_OQ)));
+    if (__builtin_expect(!_ktestz_mask16_u8(near, near), 0)) return RedoInDouble(g, x, r, near, ref);
+    return r;
+  }
+};
+
+// alpha*scale = as_hi + as_lo: y + as_hi is exact near -as_hi, and as_lo
+// keeps the factor at y = -as_hi the reference's 2.3e-8, not 0.
 struct SeluF32 {
-  __m512 scale = SetF(1.0507009873554804934193349852946);
-  __m512 alpha_scale = SetF(1.6732632423543772848170429916717 * 1.0507009873554804934193349852946);
-  explicit SeluF32(const OpParams&) {}
+  static constexpr double kAlphaScale = ref::kSeluAlpha * ref::kSeluScale;
+  __m512 scale = SetF(ref::kSeluScale);
+  __m512 as_hi = SetF(kAlphaScale), as_lo = SetF(kAlphaScale - double(float(kAlphaScale)));
+  OverflowBand band;
+  SeluF32(const OpParams&, DType out) : band(out) {}
   ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 y) const {
     const __mmask16 pos = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GT_OQ);
-    const __m512 neg = _mm512_mul_ps(g, _mm512_add_ps(y, alpha_scale));
-    return _mm512_mask_mul_ps(neg, pos, g, scale);
+    const __m512 neg = _mm512_mul_ps(g, _mm512_add_ps(_mm512_add_ps(y, as_hi), as_lo));
+    return band.Fix(g, y, _mm512_mask_mul_ps(neg, pos, g, scale), &ref::SeluBwd);
   }
 };
 
 struct HardswishF32 {
   __m512 three = SetF(3.0), neg_three = SetF(-3.0), third = SetF(1.0 / 3.0), one_half = SetF(1.5);
-  explicit HardswishF32(const OpParams&) {}
+  OverflowBand band;
+  HardswishF32(const OpParams&, DType out) : band(out) {}
   ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
     const __mmask16 below = _mm512_cmp_ps_mask(x, neg_three, _CMP_LT_OQ);
     const __mmask16 upto3 = _mm512_cmp_ps_mask(x, three, _CMP_LE_OQ);  // false for NaN
     // (x + 1.5)/3: exactly 0 at x = -1.5 (as the reference), so g = Inf gives NaN there.
     const __m512 mid = _mm512_mul_ps(g, _mm512_mul_ps(_mm512_add_ps(x, one_half), third));
-    return _mm512_maskz_mov_ps(_knot_mask16(below), _mm512_mask_blend_ps(upto3, g, mid));
+    const __m512 r = _mm512_maskz_mov_ps(_knot_mask16(below), _mm512_mask_blend_ps(upto3, g, mid));
+    return band.Fix(g, x, r, &ref::HardswishBwd);
   }
 };
 
 struct SoftshrinkF32 {
   __m512 lam, neg_lam;
-  explicit SoftshrinkF32(const OpParams& p) : lam(_mm512_set1_ps(p.lambd)), neg_lam(_mm512_set1_ps(-p.lambd)) {}
+  SoftshrinkF32(const OpParams& p, DType) : lam(_mm512_set1_ps(p.lambd)), neg_lam(_mm512_set1_ps(-p.lambd)) {}
   ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
     const __mmask16 ge = _mm512_cmp_ps_mask(x, neg_lam, _CMP_GE_OQ);
     const __mmask16 le = _mm512_cmp_ps_mask(x, lam, _CMP_LE_OQ);
@@ -50,7 +87,7 @@ struct SoftshrinkF32 {
 struct LogitF32 {
   __m512 nan_lo, nan_hi, zero_lo, zero_hi;
   __mmask16 div_zero = 0;
-  explicit LogitF32(const OpParams& p) {
+  LogitF32(const OpParams& p, DType) {
     const float inf = __builtin_inff(), max = 3.40282346638528859812e+38f;
     float nl = -max, nh = max, zl = -inf, zh = inf;
     switch (LogitModeOf(p.eps)) {
@@ -99,6 +136,25 @@ ACTGRAD_NATIVE_INLINE __m512 Reciprocal(__m512 d) {
   return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r, r);
 }
 
+// GELU with |g| near the largest finite value or infinite (math/extreme_g.h):
+// g = +-Inf takes the sign of the reference's factor by region of x (NaN where
+// it is 0); finite huge g is recomputed in double.
+template <GeluApprox kMode>
+__attribute__((noinline)) __m512 GeluBigG(__m512 g, __m512 x, __m512 r, __mmask16 big) {
+  constexpr extreme::GeluSigns s = extreme::GeluSignsOf(kMode);
+  const __mmask16 inf = _mm512_fpclass_ps_mask(g, 0x18);
+  const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_set1_ps(s.first_positive), _CMP_GE_OQ);
+  const __mmask16 neg = _kand_mask16(_mm512_cmp_ps_mask(x, _mm512_set1_ps(s.lowest_nonzero), _CMP_GE_OQ),
+                                     _mm512_cmp_ps_mask(x, _mm512_set1_ps(s.last_negative), _CMP_LE_OQ));
+  __m512 inf_r = _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN());
+  inf_r = _mm512_mask_sub_ps(inf_r, neg, _mm512_setzero_ps(), g);
+  inf_r = _mm512_mask_mov_ps(inf_r, pos, g);
+  r = _mm512_mask_mov_ps(r, inf, inf_r);
+  const __mmask16 finite_big = _kandn_mask16(inf, big);
+  if (_ktestz_mask16_u8(finite_big, finite_big)) return r;
+  return RedoInDouble(g, x, r, finite_big, kMode == GeluApprox::kTanh ? &ref::GeluBwdTanh : &ref::GeluBwdErf);
+}
+
 // GELU backward in fp32 via the symmetry d(x) + d(-x) = 1: with a = |x|
 // (clamped to 16, where e underflows to 0; NaN stays NaN) and e = d(-a),
 // x < 0 -> g*e, x >= 0 -> g*(1 - e).
@@ -111,7 +167,9 @@ ACTGRAD_NATIVE_INLINE __m512 Reciprocal(__m512 d) {
 //     e = E*s*(1 - 2*a*s*sqrt(2/pi)*(1 + 3*0.044715*a^2)).
 template <GeluApprox kMode>
 struct GeluF32 {
-  explicit GeluF32(const OpParams&) {}
+  __m512 big_g;
+  GeluF32(const OpParams&, DType out)
+      : big_g(_mm512_set1_ps(extreme::NearOverflowLo(out) / extreme::kGeluMaxFactor)) {}
   ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
     const __m512 a = _mm512_min_ps(SetF(16.0), _mm512_abs_ps(x));  // min(c, NaN) = NaN
     __m512 e;
@@ -137,7 +195,10 @@ struct GeluF32 {
       e = _mm512_mul_ps(big_e, _mm512_fmsub_ps(SetF(0.5), p, _mm512_mul_ps(a, SetF(0.39894228040143267794))));
     }
     const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(x));
-    return _mm512_mul_ps(g, _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), e), e));
+    const __m512 r = _mm512_mul_ps(g, _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), e), e));
+    const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(g), big_g, _CMP_GE_OQ);  // Inf too
+    if (__builtin_expect(!_ktestz_mask16_u8(big, big), 0)) return GeluBigG<kMode>(g, x, r, big);
+    return r;
   }
 };
 

@@ -25,7 +25,7 @@ struct HwyF32 {
   using D = hwy::HWY_NAMESPACE::Simd<float, 16, 0>;
   using V = hwy::HWY_NAMESPACE::Vec512<float>;
   hwyops::OpConsts<D> consts;
-  explicit HwyF32(const OpParams& p) : consts(hwyops::MakeConsts(D(), p)) {}
+  HwyF32(const OpParams& p, DType out) : consts(hwyops::MakeConsts(D(), p, out)) {}
   ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
     return HwyOp::Apply(D(), V{g}, V{x}, consts).raw;
   }

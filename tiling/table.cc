@@ -1,9 +1,15 @@
 #include "tiling/table.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "variants/variant.h"
@@ -20,6 +26,12 @@ bool ParseLayout(const std::string& s, Layout* out) {
 
 uint64_t OctaveLo(int octave) { return uint64_t(1) << octave; }
 
+std::string Table::IsaFamily() const {
+  if (!provenance.is_object()) return "";
+  const auto it = provenance.find("isa_family");
+  return it != provenance.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -29,125 +41,252 @@ bool Err(std::string* error, const std::string& msg) {
   return false;
 }
 
-template <typename T>
-bool Field(const json& j, const char* key, T* out, const std::string& where, std::string* error, bool required = true) {
-  if (!j.contains(key)) return required ? Err(error, where + ": missing field \"" + key + "\"") : true;
-  try {
-    *out = j.at(key).get<T>();
-  } catch (const json::exception&) {
-    return Err(error, where + ": field \"" + key + "\" has the wrong type");
+// A JSON value in a message: numbers, booleans and null as written, the rest by type.
+std::string Shown(const json& v) {
+  if (v.is_number() || v.is_boolean() || v.is_null()) return v.dump();
+  return std::string(v.is_array() || v.is_object() ? "an " : "a ") + v.type_name();
+}
+
+bool HasControlCharacter(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
+// Reads the fields of one JSON object with their exact JSON types: nothing is
+// converted (nlohmann's get<int> would turn 2.9, true and 2^32+2 into 2, 1, 2).
+// Errors read "<where>: field "<key>" ...".
+class Fields {
+ public:
+  Fields(const json& object, std::string where, std::string* error)
+      : object_(object), where_(std::move(where)), error_(error) {}
+
+  bool String(const char* key, std::string* out, bool required = true) {
+    const json* v = Find(key);
+    if (!v) return !required || Missing(key);
+    if (!v->is_string()) return Wrong(key, "a string", *v);
+    *out = v->get<std::string>();
+    return true;
   }
+  // A JSON integer in lo..hi.
+  template <typename T>
+  bool Int(const char* key, int64_t lo, int64_t hi, T* out, bool required = true) {
+    const json* v = Find(key);
+    if (!v) return !required || Missing(key);
+    if (!v->is_number_integer()) return Wrong(key, "an integer", *v);
+    // nlohmann keeps non-negative integers as unsigned (up to 2^64-1), negative ones as signed.
+    const bool in_range = v->is_number_unsigned()
+                              ? v->get<uint64_t>() <= uint64_t(hi) && (lo <= 0 || v->get<uint64_t>() >= uint64_t(lo))
+                              : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi;
+    if (!in_range)
+      return Err(error_, where_ + ": field \"" + key + "\" is " + v->dump() + ", out of range " + std::to_string(lo) +
+                             ".." + std::to_string(hi));
+    *out = T(v->is_number_unsigned() ? int64_t(v->get<uint64_t>()) : v->get<int64_t>());
+    return true;
+  }
+  // A finite number >= 0 (medians, spreads).
+  bool Number(const char* key, double* out, bool required = true) {
+    const json* v = Find(key);
+    if (!v) return !required || Missing(key);
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0)
+      return Wrong(key, "a finite number >= 0", *v);
+    *out = v->get<double>();
+    return true;
+  }
+  // An object or null, kept as it is (runner_up, extra).
+  bool ObjectOrNull(const char* key, json* out) {
+    const json* v = Find(key);
+    if (!v) return true;
+    if (!v->is_object() && !v->is_null()) return Wrong(key, "an object or null", *v);
+    *out = *v;
+    return true;
+  }
+  const json* Find(const char* key) const {
+    const auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+
+ private:
+  bool Missing(const char* key) { return Err(error_, where_ + ": missing field \"" + key + "\""); }
+  bool Wrong(const char* key, const char* expected, const json& v) {
+    return Err(error_, where_ + ": field \"" + key + "\" has the wrong type (" + expected + " is expected, it is " +
+                           Shown(v) + ")");
+  }
+  const json& object_;
+  std::string where_;
+  std::string* error_;
+};
+
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
+// The whole file, if it is a regular file of at most kMaxTableBytes.
+bool ReadBoundedFile(const std::string& path, std::string* text, std::string* error) {
+  // O_NONBLOCK: opening a FIFO does not wait for a writer. The checks are on
+  // what was opened (fstat), so a file swapped in after them is not read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Err(error, path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Err(error, path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Err(error, path + ": not a regular file (" + FileKind(st.st_mode) + ")");
+  const std::string too_big = path + ": larger than the " + std::to_string(kMaxTableBytes >> 20) +
+                              " MiB a tiling table may have (kMaxTableBytes, docs/conventions.md)";
+  if (uint64_t(st.st_size) > kMaxTableBytes) return Err(error, too_big);
+  text->clear();
+  text->reserve(size_t(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Err(error, path + ": read failed: " + std::strerror(errno));
+    if (r == 0) return true;
+    if (text->size() + size_t(r) > kMaxTableBytes) return Err(error, too_big);  // it grew since fstat
+    text->append(buf, size_t(r));
+  }
+}
+
+// One entry (v1: up to two octaves) of a table of `version`, appended to
+// t->entries; `seen` holds the cells so far.
+bool ParseEntry(const json& e, const std::string& where, int version, bool check_variants,
+                std::set<std::tuple<int, int, int, int, int>>* seen, Table* t, std::string* error) {
+  if (!e.is_object()) return Err(error, where + ": not an object");
+  Fields f(e, where, error);
+  Entry en;
+  std::string op, dtype, layout = "contig", mode = "none";
+  if (!f.String("op", &op) || !f.String("dtype", &dtype) || !f.String("layout", &layout, false) ||
+      !f.String("gelu_approx", &mode, false) || !f.String("variant", &en.variant) ||
+      !f.Int("tile", 0, INT64_MAX, &en.tile, false) || !f.Int("threads", 1, 4096, &en.threads, false) ||
+      !f.Number("median_ns", &en.median_ns, false) || !f.Number("spread_pct", &en.spread_pct, false) ||
+      !f.ObjectOrNull("runner_up", &en.runner_up) || !f.ObjectOrNull("extra", &en.extra))
+    return false;
+  if (!ParseOp(op, &en.op)) return Err(error, where + ": unknown op \"" + op + "\"");
+  if (!ParseDType(dtype, &en.dtype)) return Err(error, where + ": unknown dtype \"" + dtype + "\"");
+  if (!ParseLayout(layout, &en.layout)) return Err(error, where + ": unknown layout \"" + layout + "\"");
+  if (mode != "none" && mode != "tanh") return Err(error, where + ": gelu_approx must be \"none\" or \"tanh\"");
+  en.mode = mode == "tanh" ? GeluApprox::kTanh : GeluApprox::kNone;
+  if (en.op != Op::kGeluBwd && en.mode != GeluApprox::kNone)
+    return Err(error, where + ": gelu_approx \"" + mode + "\" is for gelu_bwd entries only");
+  // The size range: v2 an octave h, [2^h, 2^(h+1)); v1 a 4x bucket k,
+  // [4^k, 4^(k+1)), which is octaves 2k and 2k+1.
+  const char* range_key = version == 1 ? "bucket" : "octave";
+  const int max_range = version == 1 ? kMaxOctaveIndex / 2 : kMaxOctaveIndex;
+  int range = 0;
+  if (!f.Int(range_key, 0, max_range, &range)) return false;
+  const int first = version == 1 ? 2 * range : range, count = version == 1 ? 2 : 1;
+  const uint64_t want_lo = OctaveLo(first), want_hi = OctaveLo(first + count);
+  uint64_t lo = want_lo, hi = want_hi;
+  if (!f.Int("size_lo", 0, INT64_MAX, &lo, false) || !f.Int("size_hi", 0, INT64_MAX, &hi, false)) return false;
+  if (lo != want_lo) return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
+  if (hi != want_hi) return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
+  if (const json* o = f.Find("one_thread")) {
+    if (!o->is_object()) return Err(error, where + ": one_thread must be {variant, tile}");
+    Fields g(*o, where + ".one_thread", error);
+    if (!g.String("variant", &en.one_thread_variant) || !g.Int("tile", 0, INT64_MAX, &en.one_thread_tile, false))
+      return false;
+  }
+  if (check_variants && t->backend == "cpu") {
+    const Variant* v = FindVariant(en.variant);
+    if (!v) return Err(error, where + ": unknown variant \"" + en.variant + "\"");
+    if (v->op != en.op || v->dtype != en.dtype || (en.op == Op::kGeluBwd && v->gelu_mode != en.mode))
+      return Err(error, where + ": variant \"" + en.variant + "\" does not compute " + op + " " + dtype +
+                            (en.op == Op::kGeluBwd ? " gelu_approx=" + mode : ""));
+    if (!en.one_thread_variant.empty()) {
+      const Variant* w = FindVariant(en.one_thread_variant);
+      if (!w || w->op != en.op || w->dtype != en.dtype || (en.op == Op::kGeluBwd && w->gelu_mode != en.mode))
+        return Err(error, where + ": one_thread variant \"" + en.one_thread_variant + "\" is unknown or does not compute " +
+                              op + " " + dtype);
+    }
+  }
+  for (int h = first; h < first + count; ++h) {
+    if (!seen->insert(std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), h)).second)
+      return Err(error, where + ": duplicate size range (" + op + ", " + dtype + ", " + layout + ", " + range_key + " " +
+                            std::to_string(range) + ")");
+    en.octave = h;
+    t->entries.push_back(en);
+  }
+  return true;
+}
+
+bool ParseTableJson(const json& j, Table* out, std::string* error, bool check_variants) {
+  if (!j.is_object()) return Err(error, "top level must be a JSON object");
+  Fields f(j, "table", error);
+  std::string schema;
+  int64_t version = 0;
+  if (!f.String("schema", &schema)) return false;
+  if (schema != kSchemaName) return Err(error, "schema is \"" + schema + "\", expected \"" + kSchemaName + "\"");
+  if (!f.Int("version", INT64_MIN, INT64_MAX, &version)) return false;
+  if (version != 1 && version != kSchemaVersion)
+    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads versions 1 and " +
+                          std::to_string(kSchemaVersion) + ")");
+  Table t;
+  t.source_version = int(version);
+  if (!f.String("machine_id", &t.machine_id)) return false;
+  if (t.machine_id.empty()) return Err(error, "machine_id is empty");
+  // The table generator writes machine_id and isa_family into C++ string literals.
+  if (HasControlCharacter(t.machine_id)) return Err(error, "machine_id contains a control character");
+  if (!f.String("backend", &t.backend, false)) return false;
+  if (const json* p = f.Find("provenance")) {
+    if (!p->is_object()) return Err(error, "provenance must be an object");
+    std::string isa;
+    if (!Fields(*p, "provenance", error).String("isa_family", &isa, false)) return false;
+    if (HasControlCharacter(isa)) return Err(error, "provenance: isa_family contains a control character");
+    t.provenance = *p;
+  }
+  const json* entries = f.Find("entries");
+  if (!entries || !entries->is_array()) return Err(error, "missing array \"entries\"");
+  std::set<std::tuple<int, int, int, int, int>> seen;
+  for (size_t i = 0; i < entries->size(); ++i)
+    if (!ParseEntry((*entries)[i], "entry " + std::to_string(i), t.source_version, check_variants, &seen, &t, error))
+      return false;
+  *out = std::move(t);
   return true;
 }
 
 }  // namespace
 
-bool ParseTable(const std::string& text, Table* out, std::string* error, bool check_variants) {
-  json j;
+bool ParseBoundedJson(const std::string& text, json* out, std::string* error) {
+  // Containers deeper than the limit are dropped as they come (the callback
+  // returns false), so a deep document costs no more memory than its text.
+  bool too_deep = false;
+  const json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      too_deep = true;
+    return !too_deep;
+  };
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
+    json j = json::parse(text, limit);
+    if (too_deep) return Err(error, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    *out = std::move(j);
+    return true;
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
     return Err(error, std::string("not valid JSON (truncated or corrupt?): ") + e.what());
   }
-  if (!j.is_object()) return Err(error, "top level must be a JSON object");
-  std::string schema;
-  int version = 0;
-  if (!Field(j, "schema", &schema, "table", error)) return false;
-  if (schema != kSchemaName) return Err(error, "schema is \"" + schema + "\", expected \"" + kSchemaName + "\"");
-  if (!Field(j, "version", &version, "table", error)) return false;
-  if (version != 1 && version != kSchemaVersion)
-    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads versions 1 and " +
-                          std::to_string(kSchemaVersion) + ")");
-  Table t;
-  t.source_version = version;
-  if (!Field(j, "machine_id", &t.machine_id, "table", error)) return false;
-  if (t.machine_id.empty()) return Err(error, "machine_id is empty");
-  if (!Field(j, "backend", &t.backend, "table", error, false)) return false;
-  if (j.contains("provenance")) {
-    if (!j["provenance"].is_object()) return Err(error, "provenance must be an object");
-    t.provenance = j["provenance"];
+}
+
+bool ParseTable(const std::string& text, Table* out, std::string* error, bool check_variants) {
+  json j;
+  if (!ParseBoundedJson(text, &j, error)) return false;
+  try {
+    return ParseTableJson(j, out, error, check_variants);
+  } catch (const json::exception& e) {  // not expected: every access above checks the type first
+    return Err(error, std::string("malformed table: ") + e.what());
   }
-  if (!j.contains("entries") || !j["entries"].is_array()) return Err(error, "missing array \"entries\"");
-  std::set<std::tuple<int, int, int, int, int>> seen;
-  int index = 0;
-  for (const json& e : j["entries"]) {
-    const std::string where = "entry " + std::to_string(index++);
-    if (!e.is_object()) return Err(error, where + ": not an object");
-    Entry en;
-    std::string op, dtype, layout = "contig", mode = "none";
-    if (!Field(e, "op", &op, where, error) || !Field(e, "dtype", &dtype, where, error) ||
-        !Field(e, "layout", &layout, where, error, false) || !Field(e, "gelu_approx", &mode, where, error, false) ||
-        !Field(e, "variant", &en.variant, where, error) ||
-        !Field(e, "tile", &en.tile, where, error, false) || !Field(e, "threads", &en.threads, where, error, false) ||
-        !Field(e, "median_ns", &en.median_ns, where, error, false) ||
-        !Field(e, "spread_pct", &en.spread_pct, where, error, false))
-      return false;
-    if (!ParseOp(op, &en.op)) return Err(error, where + ": unknown op \"" + op + "\"");
-    if (!ParseDType(dtype, &en.dtype)) return Err(error, where + ": unknown dtype \"" + dtype + "\"");
-    if (!ParseLayout(layout, &en.layout)) return Err(error, where + ": unknown layout \"" + layout + "\"");
-    if (mode != "none" && mode != "tanh") return Err(error, where + ": gelu_approx must be \"none\" or \"tanh\"");
-    en.mode = mode == "tanh" ? GeluApprox::kTanh : GeluApprox::kNone;
-    // The size range: v2 an octave h, [2^h, 2^(h+1)); v1 a 4x bucket k,
-    // [4^k, 4^(k+1)), which is octaves 2k and 2k+1.
-    int first = 0, count = 1;
-    const char* range_key = version == 1 ? "bucket" : "octave";
-    int range = 0;
-    if (!Field(e, range_key, &range, where, error)) return false;
-    const int max_range = version == 1 ? kMaxOctaveIndex / 2 : kMaxOctaveIndex;
-    if (range < 0 || range > max_range)
-      return Err(error, where + ": " + range_key + " " + std::to_string(range) + " out of range 0.." + std::to_string(max_range));
-    if (version == 1) first = 2 * range, count = 2;
-    else first = range;
-    const uint64_t want_lo = OctaveLo(first), want_hi = OctaveLo(first + count);
-    uint64_t lo = 0, hi = 0;
-    if (e.contains("size_lo") && (!Field(e, "size_lo", &lo, where, error) || lo != want_lo))
-      return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
-    if (e.contains("size_hi") && (!Field(e, "size_hi", &hi, where, error) || hi != want_hi))
-      return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
-    if (en.tile < 0) return Err(error, where + ": tile must be >= 0");
-    if (en.threads < 1 || en.threads > 4096) return Err(error, where + ": threads must be in 1..4096");
-    if (e.contains("one_thread")) {
-      const json& o = e["one_thread"];
-      if (!o.is_object() || !Field(o, "variant", &en.one_thread_variant, where + ".one_thread", error) ||
-          !Field(o, "tile", &en.one_thread_tile, where + ".one_thread", error, false))
-        return error && error->empty() ? Err(error, where + ": one_thread must be {variant, tile}") : false;
-      if (en.one_thread_tile < 0) return Err(error, where + ": one_thread.tile must be >= 0");
-    }
-    if (e.contains("runner_up")) en.runner_up = e["runner_up"];
-    if (e.contains("extra")) en.extra = e["extra"];
-    if (check_variants && t.backend == "cpu") {
-      const Variant* v = FindVariant(en.variant);
-      if (!v) return Err(error, where + ": unknown variant \"" + en.variant + "\"");
-      if (v->op != en.op || v->dtype != en.dtype || (en.op == Op::kGeluBwd && v->gelu_mode != en.mode))
-        return Err(error, where + ": variant \"" + en.variant + "\" does not compute " + op + " " + dtype +
-                              (en.op == Op::kGeluBwd ? " gelu_approx=" + mode : ""));
-      if (!en.one_thread_variant.empty()) {
-        const Variant* w = FindVariant(en.one_thread_variant);
-        if (!w || w->op != en.op || w->dtype != en.dtype || (en.op == Op::kGeluBwd && w->gelu_mode != en.mode))
-          return Err(error, where + ": one_thread variant \"" + en.one_thread_variant + "\" is unknown or does not compute " +
-                                op + " " + dtype);
-      }
-    }
-    for (int h = first; h < first + count; ++h) {
-      const auto key = std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), h);
-      if (!seen.insert(key).second)
-        return Err(error, where + ": duplicate size range (" + op + ", " + dtype + ", " + layout + ", " + range_key +
-                              " " + std::to_string(range) + ")");
-      en.octave = h;
-      t.entries.push_back(en);
-    }
-  }
-  *out = std::move(t);
-  return true;
 }
 
 bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool check_variants) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(error, path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string inner;
-  if (!ParseTable(ss.str(), out, &inner, check_variants)) return Err(error, path + ": " + inner);
+  std::string text, inner;
+  if (!ReadBoundedFile(path, &text, error)) return false;
+  if (!ParseTable(text, out, &inner, check_variants)) return Err(error, path + ": " + inner);
   return true;
 }
 
@@ -183,14 +322,36 @@ json ToJson(const Table& t) {
 }
 
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Err(error, tmp + ": cannot write");
-    out << ToJson(t).dump(2) << "\n";
-    if (!out.flush()) return Err(error, tmp + ": write failed");
+  std::string text;
+  try {
+    text = ToJson(t).dump(2) + "\n";
+  } catch (const json::exception& e) {  // a string that is not UTF-8 (a path from the command line)
+    return Err(error, path + ": cannot write the table: " + e.what());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Err(error, path + ": cannot rename the temporary file into place");
+  const std::string tmp = path + ".tmp";
+  // A stale temporary file (a run killed while writing) goes first, whatever
+  // it is: O_EXCL then never writes through a symlink nor opens a FIFO.
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return Err(error, tmp + ": cannot create: " + std::strerror(errno));
+  // From here on every failure removes the temporary file.
+  auto fail = [&](const std::string& what) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return Err(error, what + ": " + std::strerror(e));
+  };
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return fail(tmp + ": write failed");
+    done += size_t(w);
+  }
+  if (::fsync(fd) != 0) return fail(tmp + ": write failed (fsync)");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail(tmp + ": write failed (close)");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail(path + ": cannot rename the temporary file into place");
   return true;
 }
 

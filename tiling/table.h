@@ -21,6 +21,14 @@ inline constexpr const char* kSchemaName = "actgrad-tiling-table";
 inline constexpr int kMinOctave = 10;  // 1K
 inline constexpr int kMaxOctave = 26;  // 64M
 inline constexpr int kMaxOctaveIndex = 47;
+// Limits on what is read (docs/conventions.md): a full table (every cell of
+// every op, dtype, mode and layout at 48 octaves) is about 5 MB; the largest
+// committed one is 0.5 MB. A file over the cap is refused before it is read
+// (parsing costs ~5 bytes of memory per byte of text).
+inline constexpr uint64_t kMaxTableBytes = uint64_t(16) << 20;  // 16 MiB
+// Tables nest 6 deep; nlohmann copies, compares and prints recursively, so a
+// document nested 200,000 deep would overflow the stack.
+inline constexpr int kMaxJsonDepth = 64;
 
 enum class Layout : uint8_t { kContig = 0, kBcast = 1 };
 const char* LayoutName(Layout l);
@@ -51,18 +59,27 @@ struct Table {
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<Entry> entries;
   int source_version = kSchemaVersion;  // the version of the file it was read from
-  std::string IsaFamily() const { return provenance.value("isa_family", ""); }
+  std::string IsaFamily() const;  // provenance.isa_family, "" if absent
 };
 
-// Validates everything: schema name and version, required fields and types,
-// known ops/dtypes/layouts, octave (v1: bucket) range and size bounds, no
-// duplicate cell,
-// and (for CPU tables, when check_variants) that each variant exists and
-// computes the entry's op, dtype and GELU mode. Errors name the entry.
+// Parses JSON refusing nesting deeper than kMaxJsonDepth and numbers that
+// overflow a double; never throws (but bad_alloc). Shared with the tuner log.
+bool ParseBoundedJson(const std::string& text, nlohmann::json* out, std::string* error);
+
+// Validates everything: schema name and version, required fields and their
+// JSON types (integers must be JSON integers in range, numbers finite and
+// >= 0: nothing is converted), known ops/dtypes/layouts, octave (v1: bucket)
+// range and size bounds, no duplicate cell, and (for CPU tables, when
+// check_variants) that each variant exists and computes the entry's op,
+// dtype and GELU mode. Errors name the entry and the field. Never throws
+// (but bad_alloc).
 bool ParseTable(const std::string& text, Table* out, std::string* error, bool check_variants = true);
+// Reads only a regular file of at most kMaxTableBytes (a FIFO would block,
+// a device never end), then ParseTable. Errors start with the path.
 bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool check_variants = true);
 nlohmann::json ToJson(const Table& t);
-// Writes atomically (temporary file + rename).
+// Writes atomically (temporary file <path>.tmp, fsync, rename); on any error
+// the temporary file is removed and a table already at `path` is untouched.
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error);
 
 uint64_t OctaveLo(int octave);

@@ -3,6 +3,7 @@
 // good and bad files, ChooseKernel and real aclnn calls.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -339,7 +340,7 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
   dup["entries"].push_back(dup["entries"][0]);
   json atlas = json::parse(good);
   atlas["backend"] = "atlas-model";
-  const std::vector<std::pair<std::string, std::string>> bad = {
+  std::vector<std::pair<std::string, std::string>> bad = {
       {"truncated", good.substr(0, good.size() / 3)},
       {"version", wrong_version.dump()},
       {"unknown variant", unknown.dump()},
@@ -347,6 +348,26 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
       {"not a CPU table", atlas.dump()},
       {"empty", ""},
   };
+  // Issue 20, defects 3-5: a number that overflows, deep nesting, wrong
+  // types; each was a crash or a silent truncation.
+  std::string overflow = good;
+  overflow.replace(overflow.find("1.0"), 3, "1e999");
+  std::string deep = good;
+  deep.replace(deep.find("\"provenance\": {") + 15, 0,
+               "\"deep\": " + std::string(200000, '[') + std::string(200000, ']') + ",");
+  auto threads = [&](const json& v) {
+    json j = json::parse(good);
+    j["entries"][0]["threads"] = v;
+    return j.dump();
+  };
+  const std::vector<std::pair<std::string, std::string>> issue20 = {
+      {"1e999", overflow},
+      {"nested deeper than", deep},
+      {"\"threads\"", threads(2.9)},
+      {"\"threads\"", threads(uint64_t(4294967298))},
+      {"\"threads\"", threads(true)},
+  };
+  bad.insert(bad.end(), issue20.begin(), issue20.end());
   for (const auto& [what, text] : bad) {
     SCOPED_TRACE(what);
     const std::string path = Write("bad.json", text);
@@ -355,6 +376,8 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
     ReloadTilingTable("no-such-machine", "no-such-isa");
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
+    if (what == "1e999" || what == "nested deeper than" || what == "\"threads\"")  // the message says why
+      EXPECT_NE(err.find(what), std::string::npos) << err;
     EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
     EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
     EXPECT_EQ(ActiveTable().machine_id, "default");
@@ -369,6 +392,27 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
   EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u);
+}
+
+// Defect 6: ACTGRAD_TILING_TABLE naming a FIFO hung the first op call,
+// /dev/zero ended in bad_alloc; neither is read now, nor a file over the cap.
+TEST_F(Dispatch, EnvTableThatIsNotARegularFileFallsBack) {
+  const std::string fifo = Write("fifo.json", "");
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = Write("big.json", "{}");
+  fs::resize_file(big, (uint64_t(16) << 20) + 1);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), fs::temp_directory_path().string(), big}) {
+    SCOPED_TRACE(path);
+    setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+    ::testing::internal::CaptureStderr();
+    ReloadTilingTable("no-such-machine", "no-such-isa");
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
+    EXPECT_NE(err.find(path == big ? "16 MiB" : "not a regular file"), std::string::npos) << err;
+    EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+    EXPECT_EQ(ActiveTable().machine_id, "default");
+  }
 }
 
 }  // namespace

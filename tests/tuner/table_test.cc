@@ -1,10 +1,14 @@
 // Tiling table format: round trip, schema validation, bad tables; and the
 // table committed for this machine (if any) validates.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "tiling/machine.h"
 #include "tiling/table.h"
@@ -213,6 +217,189 @@ TEST(Table, DuplicateOnlyWithinTheSameCell) {
   Table t;
   std::string err;
   EXPECT_TRUE(tables::ParseTable(text, &t, &err)) << err;
+}
+
+// Issue 20, defect 3: a number that overflows a double was an uncaught
+// nlohmann::json::out_of_range (not a parse_error) and aborted the process.
+TEST(Table, NumbersThatOverflowAreRejected) {
+  const std::string good = tables::ToJson(Sample()).dump();
+  for (const char* number : {"1e999", "-1e999", "1E+400"}) {
+    SCOPED_TRACE(number);
+    std::string text = good;
+    const size_t at = text.find("\"median_ns\":") + std::string("\"median_ns\":").size();
+    text.insert(at, std::string(number) + ",\"x\":");
+    ExpectRejected(text, "not valid JSON");
+    ExpectRejected(text, number);
+    ExpectRejected("{\"provenance\": {\"cores\": " + std::string(number) + "}}", "not valid JSON");
+  }
+}
+
+// The sample table with a value nested `depth` deep in provenance or in an entry's extra.
+std::string Nested(const std::string& where, size_t depth, bool objects) {
+  const std::string text = Mutate([&](auto& j) {
+    if (where == "provenance") j["provenance"]["deep"] = "@DEEP@";
+    else j["entries"][0]["extra"] = "@DEEP@";
+  });
+  std::string open, close;
+  for (size_t i = 0; i < depth; ++i) open += objects ? "{\"a\":" : "[", close += objects ? "}" : "]";
+  const size_t at = text.find("\"@DEEP@\"");
+  return text.substr(0, at) + open + "1" + close + text.substr(at + 8);
+}
+
+// Defect 4: 200,000 nested arrays inside provenance overflowed the stack
+// (nlohmann copies, compares and prints recursively).
+TEST(Table, DeepNestingIsRejected) {
+  ExpectRejected(Nested("provenance", 200000, false), "nested deeper than");
+  ExpectRejected(Nested("provenance", 200000, true), "nested deeper than");
+  ExpectRejected(Nested("extra", 100000, false), "nested deeper than");
+  ExpectRejected(std::string(100000, '['), "not valid JSON");
+  // Sane nesting is fine.
+  Table t;
+  std::string err;
+  EXPECT_TRUE(tables::ParseTable(Nested("provenance", 20, false), &t, &err)) << err;
+}
+
+// Defect 5: wrong types were converted silently (2.9 -> 2, 2^32+2 -> 2,
+// true -> 1); every field now has its JSON type and range, or the table is refused.
+TEST(Table, WrongTypesAreRejectedNotTruncated) {
+  using J = nlohmann::json;
+  struct Case {
+    const char* field;
+    J value;
+    const char* needle;
+  };
+  const std::vector<Case> entry_cases = {
+      {"threads", 2.9, "\"threads\""},
+      {"threads", J(uint64_t(4294967298)), "\"threads\""},
+      {"threads", true, "\"threads\""},
+      {"threads", "2", "\"threads\""},
+      {"threads", J(int64_t(-4294967294)), "\"threads\""},
+      {"octave", 17.0, "\"octave\""},
+      {"octave", J(uint64_t(4294967313)), "\"octave\""},
+      {"octave", false, "\"octave\""},
+      {"tile", 16384.5, "\"tile\""},
+      {"tile", 1e20, "\"tile\""},
+      {"tile", J(uint64_t(18446744073709551615ull)), "\"tile\""},
+      {"tile", true, "\"tile\""},
+      {"size_lo", 131072.0, "\"size_lo\""},
+      {"size_hi", J(uint64_t(262144) + (uint64_t(1) << 63)), "size_hi"},
+      {"median_ns", "fast", "\"median_ns\""},
+      {"median_ns", true, "\"median_ns\""},
+      {"median_ns", -1.0, "\"median_ns\""},
+      {"spread_pct", J::array({1.0}), "\"spread_pct\""},
+      {"spread_pct", nullptr, "\"spread_pct\""},
+      {"variant", 5, "\"variant\""},
+      {"op", true, "\"op\""},
+      {"layout", nullptr, "\"layout\""},
+      {"runner_up", "x", "\"runner_up\""},
+      {"extra", 5, "\"extra\""},
+      {"one_thread", J{{"variant", "v"}, {"tile", 2.5}}, "one_thread"},
+  };
+  for (const Case& c : entry_cases) {
+    SCOPED_TRACE(std::string(c.field) + " = " + c.value.dump());
+    ExpectRejected(Mutate([&](auto& j) { j["entries"][0][c.field] = c.value; }), "entry 0");
+    ExpectRejected(Mutate([&](auto& j) { j["entries"][0][c.field] = c.value; }), c.needle);
+  }
+  const std::vector<Case> table_cases = {
+      {"version", 2.0, "\"version\""},       {"version", true, "\"version\""},
+      {"version", "2", "\"version\""},       {"version", J(uint64_t(4294967298)), "version"},
+      {"machine_id", 5, "\"machine_id\""},   {"backend", J::array(), "\"backend\""},
+      {"schema", nullptr, "\"schema\""},     {"provenance", "x", "provenance"},
+      {"machine_id", "a\nb", "machine_id"},
+  };
+  for (const Case& c : table_cases) {
+    SCOPED_TRACE(std::string(c.field) + " = " + c.value.dump());
+    ExpectRejected(Mutate([&](auto& j) { j[c.field] = c.value; }), c.needle);
+  }
+  // provenance.isa_family is read by the dispatch and the table generator.
+  ExpectRejected(Mutate([](auto& j) { j["provenance"]["isa_family"] = 5; }), "isa_family");
+  // gelu_approx belongs to GELU entries: a SELU entry with "tanh" would never be used.
+  ExpectRejected(Mutate([](auto& j) { j["entries"][1]["gelu_approx"] = "tanh"; }), "gelu_approx");
+  // The right types still load (integers as JSON integers, medians as any number).
+  Table t;
+  std::string err;
+  EXPECT_TRUE(tables::ParseTable(Mutate([](auto& j) {
+                                   j["entries"][0]["median_ns"] = 1234;
+                                   j["entries"][1]["gelu_approx"] = "none";
+                                 }),
+                                 &t, &err))
+      << err;
+}
+
+std::string TempPath(const std::string& name) {
+  return (fs::temp_directory_path() / ("actgrad_table_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+// Defect 6: a FIFO hung the first op call, /dev/zero ended in bad_alloc, and
+// a huge file was read whole. Only regular files of at most 16 MiB are read.
+TEST(Table, LoadReadsOnlyRegularFilesOfBoundedSize) {
+  Table t;
+  std::string err;
+  const std::string fifo = TempPath("fifo.json");
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(tables::LoadTableFile(fifo, &t, &err));
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  EXPECT_NE(err.find(fifo), std::string::npos) << err;
+  fs::remove(fifo);
+  for (const char* path : {"/dev/zero", "/dev/null", "/tmp"}) {
+    SCOPED_TRACE(path);
+    EXPECT_FALSE(tables::LoadTableFile(path, &t, &err));
+    EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  }
+  // A (sparse) file one byte over the cap is refused before it is read.
+  const std::string big = TempPath("big.json");
+  {
+    std::ofstream(big, std::ios::trunc) << "{}";
+  }
+  fs::resize_file(big, (uint64_t(16) << 20) + 1);
+  EXPECT_FALSE(tables::LoadTableFile(big, &t, &err));
+  EXPECT_NE(err.find("16 MiB"), std::string::npos) << err;
+  fs::remove(big);
+  EXPECT_FALSE(tables::LoadTableFile(TempPath("missing.json"), &t, &err));
+  EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
+}
+
+// Defect 9 (part): a failed rename or write left <path>.tmp behind.
+TEST(Table, SaveLeavesNoTemporaryFileWhenItFails) {
+  const Table t = Sample();
+  std::string err;
+  // The path names a (non-empty) directory: the rename fails.
+  const std::string dir = TempPath("dir.json");
+  fs::create_directories(dir + "/inside");
+  EXPECT_FALSE(tables::SaveTableFile(dir, t, &err));
+  EXPECT_NE(err.find(dir), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir + ".tmp"));
+  EXPECT_TRUE(fs::is_directory(dir + "/inside"));
+  fs::remove_all(dir);
+
+  // The write fails (file size limit, as a full disk would): the table that
+  // was there is untouched and no temporary file is left.
+  const std::string path = TempPath("full.json");
+  ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;
+  std::stringstream before;
+  before << std::ifstream(path).rdbuf();
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 100;  // the hard limit stays: the soft one can be raised back
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const bool saved_ok = tables::SaveTableFile(path, t, &err);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(saved_ok);
+  EXPECT_NE(err.find("write"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  std::stringstream after;
+  after << std::ifstream(path).rdbuf();
+  EXPECT_EQ(after.str(), before.str());
+
+  // A stale temporary file of any kind (a FIFO would block the open) is replaced.
+  ASSERT_EQ(mkfifo((path + ".tmp").c_str(), 0600), 0);
+  ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::remove(path);
 }
 
 TEST(Table, CommittedTableOfThisMachineValidates) {

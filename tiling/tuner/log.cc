@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "tiling/table.h"
 
 namespace actgrad::tune {
 
@@ -64,26 +68,109 @@ json MeasurementLog::ToJson(const LogRecord& r) {
               {"rep", r.rep},  {"ns", r.ns},     {"sec", r.sec}};
 }
 
-bool MeasurementLog::FromJson(const json& j, LogRecord* r) {
-  try {
-    if (!j.is_object() || j.value("type", "") != "m") return false;
-    r->cell = j.at("cell").get<std::string>();
-    r->cand = j.at("cand").get<std::string>();
-    r->round = j.at("round").get<int>();
-    r->rep = j.at("rep").get<int>();
-    r->ns = j.at("ns").get<std::vector<double>>();
-    r->sec = j.at("sec").get<double>();
-    return true;
-  } catch (const json::exception&) {
+bool MeasurementLog::FromJson(const json& j, LogRecord* r, std::string* why) {
+  auto fail = [why](const std::string& m) {
+    if (why) *why = m;
     return false;
+  };
+  if (!j.is_object()) return fail("not a JSON object");
+  const auto type = j.find("type");
+  if (type == j.end() || !type->is_string() || type->get_ref<const std::string&>() != "m")
+    return fail("not a measurement (\"type\" is not \"m\")");
+  auto field = [&](const char* key) -> const json* {
+    const auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  };
+  auto string = [&](const char* key, std::string* out) {
+    const json* v = field(key);
+    if (!v || !v->is_string()) return fail(std::string("\"") + key + "\" is missing or not a string");
+    *out = v->get<std::string>();
+    return true;
+  };
+  // JSON integers only: get<int> would turn 2.5, true and 2^32 into 2, 1 and 0.
+  auto count = [&](const char* key, int* out) {
+    const json* v = field(key);
+    if (!v || !v->is_number_integer() || (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(INT_MAX)
+                                                                  : v->get<int64_t>() < 0))
+      return fail(std::string("\"") + key + "\" is missing or not an integer in 0.." + std::to_string(INT_MAX));
+    *out = v->get<int>();
+    return true;
+  };
+  auto finite = [](const json& v, bool positive) {
+    return v.is_number() && std::isfinite(v.get<double>()) && (positive ? v.get<double>() > 0 : v.get<double>() >= 0);
+  };
+  LogRecord rec;
+  if (!string("cell", &rec.cell) || !string("cand", &rec.cand) || !count("round", &rec.round) ||
+      !count("rep", &rec.rep))
+    return false;
+  const json* ns = field("ns");
+  if (!ns || !ns->is_array() || ns->empty()) return fail("\"ns\" is missing or not a non-empty array");
+  for (size_t k = 0; k < ns->size(); ++k) {
+    if (!finite((*ns)[k], true)) return fail("\"ns\"[" + std::to_string(k) + "] is not a finite number > 0");
+    rec.ns.push_back((*ns)[k].get<double>());
   }
+  const json* sec = field("sec");
+  if (!sec || !finite(*sec, false)) return fail("\"sec\" is missing or not a finite number >= 0");
+  rec.sec = sec->get<double>();
+  *r = std::move(rec);
+  return true;
+}
+
+LogReplay MeasurementLog::Replay(const std::string& text, const std::string& name) {
+  LogReplay out;
+  size_t line_no = 0;
+  auto skip = [&](size_t* counter, const std::string& why) {
+    ++*counter;
+    if (out.problems.size() < LogReplay::kMaxProblems)
+      out.problems.push_back(name + ":" + std::to_string(line_no) + ": " + why);
+  };
+  // Parse complete lines; remember where the last one ends.
+  for (size_t pos = 0; pos < text.size();) {
+    ++line_no;
+    const size_t nl = text.find('\n', pos);
+    json j;
+    std::string why;
+    const bool parsed = tables::ParseBoundedJson(text.substr(pos, nl == std::string::npos ? nl : nl - pos), &j, &why);
+    if (nl == std::string::npos) {  // no newline: torn last line
+      skip(&out.torn, "torn last line (an interrupted write), cut off");
+      // Nothing else (killed while writing the header): start over. A last
+      // line that parses is not torn: whatever the file is, it stays.
+      out.start_over = out.good_end == 0 && !parsed;
+      break;
+    }
+    pos = nl + 1;
+    out.good_end = pos;
+    if (!parsed) {
+      skip(&out.torn, why);  // a corrupt line in the middle
+      continue;
+    }
+    const auto type = j.is_object() ? j.find("type") : j.end();
+    if (type != j.end() && type->is_string() && type->get_ref<const std::string&>() == "header") {
+      if (!out.have_header) {
+        const auto config = j.find("config");
+        out.config = config == j.end() ? json() : *config;
+      }
+      out.have_header = true;
+      continue;
+    }
+    LogRecord r;
+    if (!MeasurementLog::FromJson(j, &r, &why)) {
+      skip(&out.rejected, why);
+      continue;
+    }
+    LogReplay::Key k{r.cell, r.cand, r.round, r.rep};
+    if (out.records.count(k)) ++out.duplicates;
+    else out.records.emplace(std::move(k), std::move(r));
+  }
+  return out;
 }
 
 void MeasurementLog::OpenInMemory(const json&) {
   Close();
   path_.clear();
   records_.clear();
-  loaded_ = appended_ = torn_ = duplicates_ = 0;
+  problems_.clear();
+  loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
 }
 
 bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error,
@@ -93,56 +180,41 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   sync_ = sync;
   path_ = path;
   records_.clear();
-  loaded_ = appended_ = torn_ = duplicates_ = 0;
+  problems_.clear();
+  loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
   std::error_code ec;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
 
   std::string text;
   if (fs::exists(path)) {
+    // A FIFO would block, a device never end.
+    if (!fs::is_regular_file(path, ec)) {
+      if (error) *error = path + ": not a regular file; --log takes the log's file";
+      return false;
+    }
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     text = ss.str();
   }
-  // Parse complete lines; remember where the last good one ends.
-  size_t good_end = 0;
-  bool have_header = false;
+  LogReplay replay = Replay(text, path);
+  records_ = std::move(replay.records);
+  torn_ = replay.torn;
+  rejected_ = replay.rejected;
+  duplicates_ = replay.duplicates;
+  problems_ = std::move(replay.problems);
+  size_t good_end = replay.good_end;
   std::string mismatch;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) {  // no newline: torn last line
-      ++torn_;
-      break;
-    }
-    const std::string line = text.substr(pos, nl - pos);
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      ++torn_;  // corrupt line in the middle: skip it
-    } else if (j.value("type", "") == "header") {
-      if (!have_header && j.value("config", json()) != config) {
-        mismatch = "log " + path + " was written by a run with different settings:\n  log:  " +
-                   j.value("config", json()).dump() + "\n  this: " + config.dump();
-      }
-      have_header = true;
-    } else {
-      LogRecord r;
-      if (!FromJson(j, &r)) {
-        ++torn_;
-      } else {
-        Key k{r.cell, r.cand, r.round, r.rep};
-        if (records_.count(k)) ++duplicates_;
-        else records_.emplace(std::move(k), std::move(r));
-      }
-    }
-    pos = nl + 1;
-    good_end = pos;
-  }
-  if (!have_header && records_.empty() && torn_ <= 1) {
+  if (replay.have_header && replay.config != config) {
+    mismatch = "log " + path + " was written by a run with different settings:\n  log:  " + replay.config.dump() +
+               "\n  this: " + config.dump();
+  } else if (!replay.have_header && (replay.start_over || text.empty())) {
     // Nothing usable (empty, or killed while writing the header): start over.
     text.clear();
     good_end = 0;
     torn_ = 0;
-  } else if (!have_header && mismatch.empty()) {
+    problems_.clear();
+  } else if (!replay.have_header) {
     mismatch = "log " + path + " has no header line (not a tuner log?)";
   }
   if (!mismatch.empty()) {
@@ -152,15 +224,17 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
     }
     fs::rename(path, path + ".old", ec);
     records_.clear();
+    problems_.clear();
     text.clear();
     good_end = 0;
-    torn_ = duplicates_ = 0;
+    torn_ = rejected_ = duplicates_ = 0;
   } else if (fresh && !text.empty()) {
     fs::rename(path, path + ".old", ec);
     records_.clear();
+    problems_.clear();
     text.clear();
     good_end = 0;
-    torn_ = duplicates_ = 0;
+    torn_ = rejected_ = duplicates_ = 0;
   }
   loaded_ = records_.size();
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);

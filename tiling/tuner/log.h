@@ -12,7 +12,9 @@
 //    "round":0,"rep":0,"ns":[12345.6],"sec":0.0021}
 //
 // A torn last line (power loss, kill during a write) is ignored and cut off
-// before new lines are appended.
+// before new lines are appended. Other bad lines (not JSON, nested deeper
+// than 64, fields of the wrong type, samples that are not finite numbers > 0)
+// are skipped, each with a message naming the line (problems()).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -35,6 +37,21 @@ struct LogRecord {
   int rep = 0;
   std::vector<double> ns;  // samples (ns per call)
   double sec = 0;          // wall time the measurement took (for the budget)
+};
+
+// What the text of a log holds (MeasurementLog::Replay).
+struct LogReplay {
+  using Key = std::tuple<std::string, std::string, int, int>;  // cell, cand, round, rep
+  std::map<Key, LogRecord> records;  // the first of duplicates
+  bool have_header = false;
+  nlohmann::json config;  // the first header's
+  size_t good_end = 0;    // where the last complete line ends: new lines go there
+  size_t torn = 0;        // lines that are not JSON: the torn last one, corrupt ones
+  size_t rejected = 0;    // JSON lines that are neither a header nor a valid record
+  size_t duplicates = 0;
+  bool start_over = false;  // nothing but a torn first line (killed while writing the header)
+  std::vector<std::string> problems;  // "<name>:<line>: why", the first kMaxProblems skipped lines
+  static constexpr size_t kMaxProblems = 10;
 };
 
 class MeasurementLog {
@@ -64,17 +81,26 @@ class MeasurementLog {
   size_t loaded() const { return loaded_; }  // records read from the file at Open
   size_t appended() const { return appended_; }
   size_t torn_lines() const { return torn_; }
+  size_t rejected_lines() const { return rejected_; }
   size_t duplicate_lines() const { return duplicates_; }
+  // A message for each line skipped at Open (the first LogReplay::kMaxProblems).
+  const std::vector<std::string>& problems() const { return problems_; }
 
   static nlohmann::json ToJson(const LogRecord& r);
-  static bool FromJson(const nlohmann::json& j, LogRecord* r);
+  // A measurement line: "type" "m", strings cell and cand, integers round and
+  // rep in 0..INT_MAX, "ns" a non-empty array of finite numbers > 0, "sec" a
+  // finite number >= 0. Nothing is converted; `why` says what is wrong.
+  static bool FromJson(const nlohmann::json& j, LogRecord* r, std::string* why = nullptr);
+  // Parses a log's text (`name` is used in messages); never throws (but bad_alloc).
+  static LogReplay Replay(const std::string& text, const std::string& name);
 
  private:
-  using Key = std::tuple<std::string, std::string, int, int>;
+  using Key = LogReplay::Key;
   std::string path_;
   int fd_ = -1;
   std::map<Key, LogRecord> records_;
-  size_t loaded_ = 0, appended_ = 0, torn_ = 0, duplicates_ = 0;
+  size_t loaded_ = 0, appended_ = 0, torn_ = 0, rejected_ = 0, duplicates_ = 0;
+  std::vector<std::string> problems_;
   SyncMode sync_ = SyncMode::kBackground;
   // Background fdatasync.
   void SyncLoop();

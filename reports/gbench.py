@@ -181,6 +181,9 @@ def parse(doc, path):
         if has_run_type:
             run_type = row.get("run_type", "iteration")
             agg = row.get("aggregate_name") if run_type == "aggregate" else None
+            if agg is not None and not isinstance(agg, str):
+                raise InputError(path, f"benchmark '{name}': aggregate_name is {type(agg).__name__} {agg!r}, "
+                                       "not a string")
             if run_type == "aggregate" and not agg:
                 m = _AGG_SUFFIX.match(name)
                 agg = m.group("agg") if m else "aggregate"
@@ -195,7 +198,7 @@ def parse(doc, path):
             agg = m.group("agg") if m else None
             base = m.group("base") if m else (row.get("run_name") or name)
         unit = row.get("time_unit", "ns")
-        if unit not in TIME_UNITS:
+        if not isinstance(unit, str) or unit not in TIME_UNITS:
             raise InputError(path, f"benchmark '{name}': unknown time_unit {unit!r} (expected ns, us, ms or s)")
         scale = TIME_UNITS[unit]
         percentage = agg == "cv" or row.get("aggregate_unit") == "percentage"

@@ -29,9 +29,23 @@ class Inputs:
     accuracy: list      # [(path, [entries])]
 
 
+def _finite(v):
+    try:
+        return math.isfinite(v)
+    except OverflowError:      # an integer beyond the float range
+        return False
+
+
+def _check_names(path, where, e, keys):
+    """The fields that name things (op, dtype, variant, ...) are non-empty strings."""
+    for k in keys:
+        if k in e and not (isinstance(e[k], str) and e[k]):
+            raise InputError(path, f"{where}: {k} {e[k]!r} is not a name (expected a non-empty string)")
+
+
 def _check_table(doc, path):
     version = doc.get("version")
-    if version not in TABLE_RANGE or isinstance(version, bool):
+    if not isinstance(version, int) or isinstance(version, bool) or version not in TABLE_RANGE:
         raise InputError(path, f"tiling table version {version!r} is not supported (expected 1 or 2)")
     key, base = TABLE_RANGE[version]
     entries = doc.get("entries")
@@ -47,8 +61,14 @@ def _check_table(doc, path):
             raise InputError(path, f"entries[{i}] lacks {', '.join(missing)}")
         if not isinstance(e[key], int) or isinstance(e[key], bool) or not 0 <= e[key] < 64 // (base // 2):
             raise InputError(path, f"entries[{i}]: {key} {e[key]!r} is not a valid integer")
+        _check_names(path, f"entries[{i}]", e, TABLE_FIELDS + ("layout",))
+        tile = e.get("tile")
+        if tile is not None and (not isinstance(tile, int) or isinstance(tile, bool) or not 0 <= tile < 2 ** 63):
+            raise InputError(path, f"entries[{i}]: tile {tile!r} is not a size in elements")
         # The size range [lo, hi) in elements, whatever the version.
         e["_range"] = (base ** e[key], base ** (e[key] + 1))
+    if not isinstance(doc.get("provenance", {}), (dict, type(None))):
+        raise InputError(path, f"'provenance' is {type(doc['provenance']).__name__}, not an object")
     return doc
 
 
@@ -62,9 +82,10 @@ def _check_accuracy(doc, path):
         missing = [k for k in ACCURACY_FIELDS if k not in e]
         if missing:
             raise InputError(path, f"accuracy entry [{i}] lacks {', '.join(missing)}")
+        _check_names(path, f"accuracy entry [{i}]", e, ("op", "dtype", "variant"))
         v = e["max_err"]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
-            raise InputError(path, f"accuracy entry [{i}] ({e.get('variant')}): max_err {v!r} is not a number")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
+            raise InputError(path, f"accuracy entry [{i}] ({e.get('variant')}): max_err {v!r} is not a finite number")
     return doc
 
 

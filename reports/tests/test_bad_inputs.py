@@ -112,3 +112,48 @@ def test_bad_options(tmp_path, cli_run, small_run):
     r = cli_run("dashboard", "--db", tmp_path / "none.sqlite", "--out", tmp_path / "d")
     assert r.code == 2 and "none.sqlite: no such file" in r.err and not (tmp_path / "d").exists()
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def wrong_types(small_run):
+    """name -> (command, document, words of the message): a field of the wrong JSON type."""
+    from reports import synth
+    run = small_run(atlas=False)
+    cases = {}
+    for key, value in (("time_unit", ["ns"]), ("aggregate_name", {"a": 1})):
+        doc = small_run(atlas=False)
+        for b in doc["benchmarks"]:
+            if b.get("run_type") == "aggregate" or key == "time_unit":
+                b[key] = value
+        cases[key] = ("compare", doc, key)
+    for key, value in (("op", 7), ("variant", None), ("layout", {"a": 1}), ("tile", "x"), ("tile", float("nan"))):
+        doc = synth.make_table()
+        doc["entries"][0][key] = value
+        cases[f"table {key}={value!r}"] = ("plot", doc, key)
+    doc = synth.make_table()
+    doc["version"] = [2]
+    cases["table version"] = ("plot", doc, "version")
+    doc = synth.make_table()
+    doc["provenance"] = "yesterday"
+    cases["table provenance"] = ("plot", doc, "provenance")
+    for key, value in (("dtype", ["f32"]), ("max_err", float("inf")), ("max_err", 10 ** 400)):
+        doc = synth.make_accuracy()
+        doc["results"][0][key] = value
+        cases[f"accuracy {key}={str(value)[:8]}"] = ("plot", doc, key)
+    return run, cases
+
+
+CASE_NAMES = ["time_unit", "aggregate_name", "table op=7", "table variant=None", "table layout={'a': 1}",
+              "table tile='x'", "table tile=nan", "table version", "table provenance", "accuracy dtype=['f32']",
+              "accuracy max_err=inf", "accuracy max_err=10000000"]
+
+
+@pytest.mark.parametrize("case", CASE_NAMES)
+def test_fields_of_the_wrong_type(tmp_path, cli_run, small_run, case):
+    run, cases = wrong_types(small_run)
+    cmd, doc, word = cases[case]
+    good = write_json(tmp_path / "good.json", run)
+    bad = write_json(tmp_path / "wrong.json", doc)
+    args = ["compare", good, bad] if cmd == "compare" else ["plot", good, bad, "--out", tmp_path / "out"]
+    r = cli_run(*args)
+    assert r.code == 2 and "wrong.json" in r.err and word in r.err and "Traceback" not in r.err, r
+    assert not (tmp_path / "out").exists()

@@ -1,8 +1,11 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
-significant regression, 2 bad input (the message names the file and the
-problem; nothing is written), 3 internal error.
+significant regression, 2 bad input: a bad file, option, --db or output path,
+or an error of the database itself (read-only, corrupt, unreachable); one line
+names the path and the problem, nothing is written and no database changes.
+3 internal error: a bug here (an exception that is not InputError/OutputError),
+with its traceback. docs/reports.md lists the cases.
 """
 
 import argparse

@@ -4,7 +4,8 @@ SQLite by default (one file, embedded, no server); the same schema and the
 same SQL on PostgreSQL for a team (``--db postgresql://user@host/db``, needs
 psycopg, installed by scripts/setup-python). The only dialect difference is
 the type of the generated key (``INTEGER PRIMARY KEY`` vs ``BIGSERIAL``) and
-the parameter marker (``?`` vs ``%s``).
+the parameter marker (``?`` vs ``%s``). Opening it (read-only for readers,
+checks of the path, which errors are the user's) is in dbconn.py.
 
 Tables
   runs(id, run_key UNIQUE, "commit", "date", machine_id, context, source)
@@ -222,7 +223,8 @@ class HistoryDB:
 
     # -- writing ------------------------------------------------------------
     def record(self, run, doc_benchmarks, commit, machine_id, date, source=None):
-        """Store a run; returns (run_id, inserted). Idempotent on run_key."""
+        """Store a run; returns (run_id, inserted). Idempotent on run_key. Committed with the rest of
+        the transaction when the ``with`` block ends."""
         key = run_key(doc_benchmarks, machine_id, commit)
         rows = []
         for b in run.benches.values():

@@ -145,3 +145,16 @@ def test_postgresql_roundtrip(small_run):
         assert any(m == "pg-test-machine" for m, _ in db.series())
         db.execute("DELETE FROM runs WHERE id = ?", (rid,)).close()
         db.conn.commit()
+
+
+@pytest.mark.skipif(not os.environ.get("ACTGRAD_TEST_POSTGRES_URL"),
+                    reason="set ACTGRAD_TEST_POSTGRES_URL=postgresql://... to test PostgreSQL")
+def test_postgresql_reader_cannot_write():
+    """dashboard's connection is a read-only session: a write is refused by the server (exit 2)."""
+    from reports.errors import InputError
+    url = os.environ["ACTGRAD_TEST_POSTGRES_URL"]
+    with HistoryDB(url):          # make sure the tables exist
+        pass
+    with HistoryDB(url, readonly=True) as db:
+        with pytest.raises(InputError, match="read-only"):
+            db.execute("DELETE FROM runs WHERE machine_id = ?", ("no-such-machine",))

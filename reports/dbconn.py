@@ -40,7 +40,8 @@ def display_name(url):
 
 def one_line(e, url=""):
     """An exception's message on one line, without the password."""
-    text = "; ".join(s.strip() for s in str(e).splitlines() if s.strip()) or type(e).__name__
+    primary = getattr(getattr(e, "diag", None), "message_primary", None)   # psycopg: without the SQL echo
+    text = primary or "; ".join(s.strip() for s in str(e).splitlines() if s.strip()) or type(e).__name__
     pw = _password(url)
     return text.replace(pw, "***") if pw else text
 

@@ -84,6 +84,8 @@ def _check_accuracy(doc, path):
             raise InputError(path, f"accuracy entry [{i}] lacks {', '.join(missing)}")
         _check_names(path, f"accuracy entry [{i}]", e, ("op", "dtype", "variant"))
         v = e["max_err"]
+        if v is None:  # actgrad-accuracy's encoding of a non-finite error (never shippable)
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
             raise InputError(path, f"accuracy entry [{i}] ({e.get('variant')}): max_err {v!r} is not a finite number")
     return doc

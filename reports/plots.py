@@ -293,7 +293,17 @@ def pareto_figures(points, accuracy, outdir):
         fig = Figure(figsize=(min(6.5 * len(dts), 20), 6.5), layout="constrained")
         axes = fig.subplots(1, len(dts), squeeze=False)[0]
         for ax, dt in zip(axes, dts):
-            items = by_dt[dt]
+            # A null max_err (a non-finite error) has no place on the log axis:
+            # listed in the table as inf, never on the front.
+            for e, s in by_dt[dt]:
+                if e["max_err"] is None:
+                    tables.append(dict(op=op, dtype=dt, variant=e["variant"], max_err=float("inf"),
+                                       max_ulp=e.get("max_ulp"), shippable=e.get("shippable", False), gbps=s,
+                                       front=False))
+            items = [(e, s) for e, s in by_dt[dt] if e["max_err"] is not None]
+            if not items:
+                ax.set_axis_off()
+                continue
             nz = [e["max_err"] for e, _ in items if e["max_err"] > 0]
             floor = min(nz) / 10 if nz else 1e-9
             pts = [(max(e["max_err"], floor), s, e["variant"]) for e, s in items]

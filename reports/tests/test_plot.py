@@ -113,3 +113,18 @@ def test_plot_reads_version_1_and_2_tables(tmp_path, cli_run):
                                                                 if k != "octave"}]))
     r = cli_run("plot", bad, "--out", tmp_path / "bad_out")
     assert r.code != 0 and "lacks octave" in r.err, r
+
+
+def test_a_null_max_err_is_listed_not_drawn(tmp_path, cli_run, small_run):
+    """actgrad-accuracy writes "max_err": null for a non-finite error: the plot
+    takes the file, lists that variant with an infinite error and draws the rest."""
+    run = small_run(ops=("gelu_bwd",), dtypes=("bf16",), sizes=[65536])
+    acc = synth.make_accuracy(ops=("gelu_bwd",), dtypes=("bf16",))
+    acc["results"][0].update(max_err=None, shippable=False)
+    lost = acc["results"][0]["variant"]
+    r = cli_run("plot", write_json(tmp_path / "run.json", run), write_json(tmp_path / "acc.json", acc),
+                "--out", tmp_path / "out")
+    assert r.code == 0, r
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert lost in html and "<td>inf</td>" in html.replace(' class="num"', "")
+    assert "pareto_gelu_bwd.png" in os.listdir(tmp_path / "out")

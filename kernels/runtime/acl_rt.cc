@@ -8,6 +8,7 @@
 
 #include "acl/acl.h"
 #include "runtime/error.h"
+#include "runtime/objects.h"
 #include "runtime/stream.h"
 
 using actgrad::rt::Fail;
@@ -43,10 +44,23 @@ void RecordStreamError(void* s, int code, const std::string& msg) {
 
 using namespace actgrad::rt;
 
+namespace {
+// aclrtMemcpy and aclrtMemcpyAsync; kind as the raw int the caller passed.
+aclError Memcpy(const char* name, void* dst, size_t dest_max, const void* src, size_t count, int32_t kind) {
+  if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEFAULT)
+    return Fail(ACL_ERROR_INVALID_PARAM, "%s: unknown kind %d", name, kind);
+  if (count == 0) return ACL_SUCCESS;
+  if (!dst || !src) return Fail(ACL_ERROR_INVALID_PARAM, "%s: %s is null", name, dst ? "src" : "dst");
+  if (count > dest_max) return Fail(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds destMax %zu", name, count, dest_max);
+  std::memmove(dst, src, count);
+  return ACL_SUCCESS;
+}
+}  // namespace
+
 extern "C" {
 
 size_t aclDataTypeSize(aclDataType t) {
-  switch (t) {
+  switch (RawEnum(t)) {  // any int may arrive here: no enum load
     case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
     case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
     case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
@@ -131,8 +145,8 @@ aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
 aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy) {
   if (!ptr) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is null");
   if (size == 0) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size is 0");
-  if (int(policy) < 0 || int(policy) > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
-    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: unknown policy %d", int(policy));
+  if (RawEnum(policy) < 0 || RawEnum(policy) > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
+    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: unknown policy %d", RawEnum(policy));
   // 64-byte aligned like device memory (and AVX-512 loads).
   void* p = std::aligned_alloc(64, (size + 63) / 64 * 64);
   if (!p) return Fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: out of memory (%zu bytes)", size);
@@ -156,20 +170,13 @@ aclError aclrtMallocHost(void** ptr, size_t size) { return aclrtMalloc(ptr, size
 aclError aclrtFreeHost(void* ptr) { return aclrtFree(ptr); }
 
 aclError aclrtMemcpy(void* dst, size_t dest_max, const void* src, size_t count, aclrtMemcpyKind kind) {
-  if (int(kind) < ACL_MEMCPY_HOST_TO_HOST || int(kind) > ACL_MEMCPY_DEFAULT)
-    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: unknown kind %d", int(kind));
-  if (count == 0) return ACL_SUCCESS;
-  if (!dst || !src) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: %s is null", dst ? "src" : "dst");
-  if (count > dest_max)
-    return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count %zu exceeds destMax %zu", count, dest_max);
-  std::memmove(dst, src, count);
-  return ACL_SUCCESS;
+  return Memcpy("aclrtMemcpy", dst, dest_max, src, count, RawEnum(kind));
 }
 
 aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
   if (stream && !IsLiveStream(stream)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: not a live stream");
-  return aclrtMemcpy(dst, dest_max, src, count, kind);
+  return Memcpy("aclrtMemcpyAsync", dst, dest_max, src, count, RawEnum(kind));
 }
 
 aclError aclrtMemset(void* ptr, size_t max_count, int32_t value, size_t count) {

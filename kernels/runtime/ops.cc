@@ -47,11 +47,14 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
   if (!ws) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspaceSize is null", s.name);
   if (!exec) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is null", s.name);
   DType dt[3];
-  for (int i = 0; i < 3; ++i) {
-    if (const int st = CheckTensor(s.name, s.names[i], t[i])) return st;
+  for (int i = 0; i < 3; ++i) {  // the dtype first: the view checks need its element size
+    if (!IsAclDataType(t[i]->dtype))
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %d, which is no aclDataType", s.name, s.names[i],
+                  int(t[i]->dtype));
     bool ok = ToDType(t[i]->dtype, &dt[i]);
     ok = ok && std::find(s.dtypes.begin(), s.dtypes.end(), dt[i]) != s.dtypes.end();
     if (!ok) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has unsupported dtype %d", s.name, s.names[i], int(t[i]->dtype));
+    if (const int st = CheckTensor(s.name, s.names[i], t[i], DTypeSize(dt[i]))) return st;
   }
   if (s.promote) {
     const DType p = Promote(dt[0], dt[1]);
@@ -72,13 +75,16 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s, %s and %s must have the same shape", s.name, s.names[0], s.names[1],
                 s.names[2]);
   }
-  if (const int st = CheckNoSelfOverlap(s.name, out)) return st;
+  if (const int st = CheckNoSelfOverlap(s.name, s.names[2], out)) return st;
 
   auto* e = new aclOpExecutor;
   e->plan.op = s.op;
   e->plan.params = params;
   e->plan.dtype = dt[2];
-  BuildPlan(&e->plan, g, x, out);
+  if (const int st = BuildPlan(s.name, s.names, &e->plan, g, x, out)) {
+    delete e;
+    return st;
+  }
   if (!e->plan.variant) {
     delete e;
     return Fail(ACLNN_ERR_INNER, "%s: no kernel variant for dtype %s", s.name, DTypeName(dt[2]).data());
@@ -92,26 +98,36 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
   return ACLNN_SUCCESS;
 }
 
+// Phase two. The executor is claimed under g_exec_mu before it runs: a
+// one-shot one leaves the live set (a second launch, a destroy or a
+// SetRepeatable meanwhile sees it spent), a repeatable one counts itself in
+// flight (a destroy meanwhile leaves the delete to the last launch). No lock
+// is held while the plan runs.
 aclnnStatus Launch(const char* name, void* workspace, uint64_t ws_size, aclOpExecutor* e, aclrtStream stream) {
   ClearError();
   if (!e) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is null", name);
+  bool one_shot;
   {
     std::lock_guard<std::mutex> lock(g_exec_mu);
     if (!LiveExecutors().count(e))
       return Fail(ACLNN_ERR_PARAM_INVALID,
                   "%s: executor is not live (already run without aclSetAclOpExecutorRepeatable, or destroyed)", name);
+    if (stream && !IsLiveStream(stream)) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: stream is not a live stream", name);
+    if (ws_size < e->plan.workspace)
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: workspaceSize %llu is smaller than the %llu bytes phase one asked for",
+                  name, (unsigned long long)ws_size, (unsigned long long)e->plan.workspace);
+    if (e->plan.workspace > 0 && !workspace) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is null", name);
+    one_shot = !e->repeatable;
+    if (one_shot) LiveExecutors().erase(e);
+    else ++e->in_flight;
   }
-  if (stream && !IsLiveStream(stream)) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: stream is not a live stream", name);
-  if (ws_size < e->plan.workspace)
-    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: workspaceSize %llu is smaller than the %llu bytes phase one asked for",
-                name, (unsigned long long)ws_size, (unsigned long long)e->plan.workspace);
-  if (e->plan.workspace > 0 && !workspace) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is null", name);
   Execute(e->plan, workspace);
-  if (!e->repeatable) {
+  bool last = one_shot;
+  if (!one_shot) {
     std::lock_guard<std::mutex> lock(g_exec_mu);
-    LiveExecutors().erase(e);
-    delete e;
+    last = --e->in_flight == 0 && e->destroy_pending;
   }
+  if (last) delete e;
   return ACLNN_SUCCESS;
 }
 
@@ -137,7 +153,8 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* e) {
   if (!e) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor: executor is null");
   std::lock_guard<std::mutex> lock(g_exec_mu);
   if (!LiveExecutors().erase(e)) return Fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: executor is not live");
-  delete e;
+  if (e->in_flight > 0) e->destroy_pending = true;  // the last running launch deletes it
+  else delete e;
   return ACLNN_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 
@@ -24,47 +25,77 @@ bool ToDType(int acl_dtype, DType* out) {
   }
 }
 
-int CheckTensor(const char* op, const char* name, const aclTensor* t) {
+namespace {
+uint64_t AbsU(int64_t v) { return v < 0 ? 0 - uint64_t(v) : uint64_t(v); }
+}  // namespace
+
+int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize) {
   if (t->dims.size() > size_t(kMaxDims))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, name, t->dims.size(),
                 kMaxDims);
-  uint64_t numel = 1;
+  if (!IsAclFormat(t->format))
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has format %d, which is no aclFormat", op, name, int(t->format));
+  if (t->strides_overflow)
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has no strides and its contiguous strides overflow int64", op, name);
+  bool empty = false;
   for (size_t i = 0; i < t->dims.size(); ++i) {
     if (t->dims[i] < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative dim %zu (%lld)", op, name, i, (long long)t->dims[i]);
-    numel *= uint64_t(t->dims[i]);
+    empty |= t->dims[i] == 0;
   }
-  if (numel == 0) return ACLNN_SUCCESS;  // empty: never touched
+  if (empty) return ACLNN_SUCCESS;  // never touched
+  int64_t numel = 1;
+  for (int64_t d : t->dims)
+    if (__builtin_mul_overflow(numel, d, &numel))
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has more than 2^63-1 elements", op, name);
   if (t->offset < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative offset %lld", op, name, (long long)t->offset);
   int64_t storage = 1;
   for (int64_t d : t->storage_dims) {
     if (d < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a negative storage dim", op, name);
-    storage *= d;
+    if (__builtin_mul_overflow(storage, d, &storage))
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a storage of more than 2^63-1 elements", op, name);
   }
-  int64_t lo = t->offset, hi = t->offset;
+  // lo..hi: the elements the view covers. reach: offset plus dim * |stride|
+  // over the dims phase two walks (size-1 dims are dropped there), the
+  // farthest its running offset steps; it and its byte offset fit in int64.
+  int64_t lo = t->offset, hi = t->offset, reach = t->offset;
   for (size_t i = 0; i < t->dims.size(); ++i) {
-    const int64_t span = (t->dims[i] - 1) * t->strides[i];
-    (span < 0 ? lo : hi) += span;
+    if (t->dims[i] == 1) continue;
+    int64_t span, step;
+    if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &span) ||
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi) ||
+        __builtin_mul_overflow(t->dims[i], t->strides[i], &step) || step == INT64_MIN ||
+        __builtin_add_overflow(reach, int64_t(AbsU(step)), &reach))
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  "%s: %s view overflows int64 (dim %zu: size %lld, stride %lld; offset %lld)", op, name, i,
+                  (long long)t->dims[i], (long long)t->strides[i], (long long)t->offset);
   }
   if (lo < 0 || hi >= storage)
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "%s: %s view (offset %lld, elements %lld..%lld) does not fit its storage of %lld elements", op, name,
                 (long long)t->offset, (long long)lo, (long long)hi, (long long)storage);
+  int64_t bytes;
+  if (__builtin_add_overflow(reach, 1, &bytes) || __builtin_mul_overflow(bytes, int64_t(esize), &bytes))
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                "%s: %s view spans up to element %lld, whose byte offset (element size %zu) overflows int64", op, name,
+                (long long)reach, esize);
   if (!t->data) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (null tensorData)", op, name);
   return ACLNN_SUCCESS;
 }
 
-int CheckNoSelfOverlap(const char* op, const aclTensor* out) {
+int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out) {
   for (int64_t d : out->dims)
     if (d == 0) return ACLNN_SUCCESS;  // an empty view writes nothing
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size)
+  std::vector<std::pair<uint64_t, uint64_t>> dims;  // (|stride|, size)
   for (size_t i = 0; i < out->dims.size(); ++i)
-    if (out->dims[i] > 1) dims.emplace_back(std::llabs(out->strides[i]), out->dims[i]);
+    if (out->dims[i] > 1) dims.emplace_back(AbsU(out->strides[i]), uint64_t(out->dims[i]));
   std::sort(dims.begin(), dims.end());
-  int64_t extent = 1;  // elements spanned by the dims so far
+  uint64_t extent = 1;  // elements spanned by the dims so far
   for (auto [stride, size] : dims) {
     if (stride < extent)
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the output view overlaps itself (stride %lld)", op, (long long)stride);
-    extent = stride * (size - 1) + extent;
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the %s view overlaps itself (stride %llu)", op, name,
+                  (unsigned long long)stride);
+    if (__builtin_mul_overflow(stride, size - 1, &stride) || __builtin_add_overflow(extent, stride, &extent))
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the %s view's extent overflows", op, name);
   }
   return ACLNN_SUCCESS;
 }
@@ -94,58 +125,88 @@ std::vector<int64_t> BroadcastStrides(const aclTensor* t, const std::vector<int6
   return s;
 }
 
-OperandView MakeOperand(const aclTensor* t, const std::vector<int64_t>& shape) {
-  OperandView v;
-  ToDType(t->dtype, &v.dtype);
-  v.base = static_cast<char*>(t->data) + t->offset * int64_t(DTypeSize(v.dtype));
-  v.strides = BroadcastStrides(t, shape);
-  return v;
+// The operand's base pointer is data + offset * element size (fits: CheckTensor).
+int MakeOperand(const char* op, const char* name, const aclTensor* t, const std::vector<int64_t>& shape,
+                OperandView* v) {
+  ToDType(t->dtype, &v->dtype);
+  int64_t byte_offset;
+  if (__builtin_mul_overflow(t->offset, int64_t(DTypeSize(v->dtype)), &byte_offset))
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s offset %lld in bytes overflows int64", op, name, (long long)t->offset);
+  v->base = static_cast<char*>(t->data) + byte_offset;
+  v->strides = BroadcastStrides(t, shape);
+  return ACLNN_SUCCESS;
+}
+
+// An empty output: nothing runs, nothing of the views is looked at.
+void EmptyPlan(Plan* plan, const aclTensor* const t[3]) {
+  plan->shape = {0};
+  OperandView* ops[3] = {&plan->g, &plan->x, &plan->out};
+  for (int k = 0; k < 3; ++k) {
+    ToDType(t[k]->dtype, &ops[k]->dtype);
+    ops[k]->base = static_cast<char*>(t[k]->data);
+    ops[k]->strides = {1};
+    ops[k]->flat = ops[k]->dtype == plan->dtype;
+  }
 }
 
 }  // namespace
 
-void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTensor* out) {
-  std::vector<int64_t> shape = out->dims;
-  OperandView ops[3] = {MakeOperand(g, shape), MakeOperand(x, shape), MakeOperand(out, shape)};
+int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
+              const aclTensor* out) {
+  const aclTensor* const t[3] = {g, x, out};
+  const std::vector<int64_t>& shape = out->dims;
   plan->numel = 1;
-  for (int64_t d : shape) plan->numel *= uint64_t(d);
-  for (auto& o : ops)
-    for (int64_t s : o.strides) plan->broadcast |= (s == 0);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    plan->numel = 0;
+    EmptyPlan(plan, t);
+  } else {
+    for (int64_t d : shape)  // fits: out passed CheckTensor
+      if (__builtin_mul_overflow(plan->numel, uint64_t(d), &plan->numel))
+        return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has too many elements", op, names[2]);
+    OperandView ops[3];
+    for (int k = 0; k < 3; ++k)
+      if (const int st = MakeOperand(op, names[k], t[k], shape, &ops[k])) return st;
+    for (auto& o : ops)
+      for (int64_t s : o.strides) plan->broadcast |= (s == 0);
 
-  // Coalesce: drop size-1 dims, merge a dim into the next when every operand
-  // walks them as one.
-  std::vector<int64_t> cs;
-  std::vector<std::vector<int64_t>> cst(3);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1) continue;
-    bool merge = !cs.empty();
-    for (int k = 0; k < 3 && merge; ++k) merge = cst[k].back() == ops[k].strides[i] * shape[i];
-    if (merge) {
-      cs.back() *= shape[i];
-      for (int k = 0; k < 3; ++k) cst[k].back() = ops[k].strides[i];
-    } else {
-      cs.push_back(shape[i]);
-      for (int k = 0; k < 3; ++k) cst[k].push_back(ops[k].strides[i]);
+    // Coalesce: drop size-1 dims, merge a dim into the next when every operand
+    // walks them as one (a stride * size that overflows merges nothing).
+    std::vector<int64_t> cs;
+    std::vector<std::vector<int64_t>> cst(3);
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == 1) continue;
+      bool merge = !cs.empty();
+      for (int k = 0; k < 3 && merge; ++k) {
+        int64_t outer;
+        merge = !__builtin_mul_overflow(ops[k].strides[i], shape[i], &outer) && cst[k].back() == outer;
+      }
+      if (merge) {
+        cs.back() *= shape[i];  // at most numel
+        for (int k = 0; k < 3; ++k) cst[k].back() = ops[k].strides[i];
+      } else {
+        cs.push_back(shape[i]);
+        for (int k = 0; k < 3; ++k) cst[k].push_back(ops[k].strides[i]);
+      }
     }
-  }
-  if (cs.empty()) {
-    cs.push_back(1);
-    for (int k = 0; k < 3; ++k) cst[k].push_back(1);
-  }
-  plan->shape = cs;
-  for (int k = 0; k < 3; ++k) {
-    ops[k].strides = cst[k];
-    bool flat = ops[k].dtype == plan->dtype;
-    int64_t expect = 1;
-    for (size_t i = cs.size(); i-- > 0 && flat;) {
-      flat = cs[i] == 1 || ops[k].strides[i] == expect;
-      expect *= cs[i];
+    if (cs.empty()) {
+      cs.push_back(1);
+      for (int k = 0; k < 3; ++k) cst[k].push_back(1);
     }
-    ops[k].flat = flat;
+    plan->shape = cs;
+    for (int k = 0; k < 3; ++k) {
+      ops[k].strides = cst[k];
+      bool flat = ops[k].dtype == plan->dtype;
+      int64_t expect = 1;
+      for (size_t i = cs.size(); i-- > 0 && flat;) {
+        flat = cs[i] == 1 || ops[k].strides[i] == expect;
+        expect *= cs[i];  // a product of dims, at most numel
+      }
+      ops[k].flat = flat;
+    }
+    plan->g = ops[0];
+    plan->x = ops[1];
+    plan->out = ops[2];
   }
-  plan->g = ops[0];
-  plan->x = ops[1];
-  plan->out = ops[2];
 
   const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
   const KernelChoice choice =
@@ -154,8 +215,12 @@ void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTens
   plan->threads = choice.threads;
   plan->chunk = choice.chunk;
   // Gather buffers: one block per operand per thread (none when nothing runs).
-  const bool gathers = !fast && plan->numel > 0;
-  plan->workspace = gathers ? uint64_t(std::max(1, plan->threads)) * 3 * kBlockElems * DTypeSize(plan->dtype) : 0;
+  plan->workspace = 0;
+  if (!fast && plan->numel > 0 &&
+      __builtin_mul_overflow(uint64_t(std::max(1, plan->threads)), 3 * kBlockElems * DTypeSize(plan->dtype),
+                             &plan->workspace))
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
+  return ACLNN_SUCCESS;
 }
 
 namespace {

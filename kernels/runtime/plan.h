@@ -36,19 +36,25 @@ struct Plan {
   bool broadcast = false;
 };
 
-// Validation of one tensor for an op: dims 0..8, no negative dim, a view
-// that fits its storage, a non-null buffer when non-empty. Returns a status.
-int CheckTensor(const char* op, const char* name, const aclTensor* t);
+// Validation of one tensor for an op (its dtype already checked; esize is its
+// element size): dims 0..8, no negative dim, an aclFormat, a view that fits
+// its storage, a non-null buffer when non-empty. Every size derived from the
+// view (numel, storage, spans, offsets and byte offsets, and the farthest
+// element phase two's walk steps to) must fit in int64, else 161002: once a
+// tensor passes, phase two's offset arithmetic cannot overflow. Returns a status.
+int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize);
 // Output views must not overlap themselves (a stride-0 or interleaved view).
-int CheckNoSelfOverlap(const char* op, const aclTensor* out);
+int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out);
 // NumPy broadcast of two shapes; returns a status.
 int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out);
 // Maps ACL dtypes onto kernel dtypes; false for anything else.
 bool ToDType(int acl_dtype, DType* out);
 
 // Fills plan.shape/operands from out's shape and the two inputs (each
-// broadcast to it), coalesces dims and picks the kernel.
-void BuildPlan(Plan* plan, const aclTensor* g, const aclTensor* x, const aclTensor* out);
+// broadcast to it, all three passed CheckTensor), coalesces dims and picks
+// the kernel. names: g, x, out for messages. Returns a status.
+int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
+              const aclTensor* out);
 
 // Runs the plan; workspace holds plan.workspace bytes.
 void Execute(const Plan& plan, void* workspace);

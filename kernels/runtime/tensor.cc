@@ -1,5 +1,7 @@
 // aclCreateTensor/aclCreateScalar and accessors. Creation only records what
 // the caller said; the ops validate (so bad views get the op's status code).
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -8,10 +10,31 @@
 #include "runtime/objects.h"
 
 using actgrad::rt::Fail;
+using actgrad::rt::RawEnum;
 
 namespace {
 constexpr uint64_t kMaxCreateDims = 64;  // far above the ops' 8; keeps garbage counts out
 }
+
+namespace actgrad::rt {
+bool IsAclDataType(int32_t raw) {
+  switch (raw) {
+    case ACL_DT_UNDEFINED: case ACL_FLOAT: case ACL_FLOAT16: case ACL_INT8: case ACL_INT32: case ACL_UINT8:
+    case ACL_INT16: case ACL_UINT16: case ACL_UINT32: case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE:
+    case ACL_BOOL: case ACL_STRING: case ACL_COMPLEX64: case ACL_COMPLEX128: case ACL_BF16:
+      return true;
+    default: return false;
+  }
+}
+bool IsAclFormat(int32_t raw) {
+  switch (raw) {
+    case ACL_FORMAT_UNDEFINED: case ACL_FORMAT_NCHW: case ACL_FORMAT_NHWC: case ACL_FORMAT_ND:
+    case ACL_FORMAT_NC1HWC0: case ACL_FORMAT_FRACTAL_Z: case ACL_FORMAT_NCDHW: case ACL_FORMAT_NDHWC:
+      return true;
+    default: return false;
+  }
+}
+}  // namespace actgrad::rt
 
 extern "C" {
 
@@ -31,18 +54,18 @@ aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, acl
   t->dims.assign(view_dims, view_dims + view_dims_num);
   if (stride) {
     t->strides.assign(stride, stride + view_dims_num);
-  } else {  // contiguous strides
+  } else {  // contiguous strides; past int64 they saturate and are flagged
     t->strides.resize(view_dims_num);
     int64_t s = 1;
     for (uint64_t i = view_dims_num; i-- > 0;) {
-      t->strides[i] = s;
-      s *= std::max<int64_t>(view_dims[i], 1);
+      t->strides[i] = t->strides_overflow ? INT64_MAX : s;
+      if (i > 0 && __builtin_mul_overflow(s, std::max<int64_t>(view_dims[i], 1), &s)) t->strides_overflow = true;
     }
   }
   t->storage_dims.assign(storage_dims, storage_dims + storage_dims_num);
   t->offset = offset;
-  t->dtype = data_type;
-  t->format = format;
+  t->dtype = RawEnum(data_type);
+  t->format = RawEnum(format);
   t->data = tensor_data;
   return t;
 }
@@ -53,7 +76,7 @@ aclScalar* aclCreateScalar(void* value, aclDataType data_type) {
     return nullptr;
   }
   double v;
-  switch (data_type) {
+  switch (RawEnum(data_type)) {
     case ACL_FLOAT: { float f; std::memcpy(&f, value, 4); v = f; break; }
     case ACL_DOUBLE: std::memcpy(&v, value, 8); break;
     case ACL_FLOAT16: { uint16_t h; std::memcpy(&h, value, 2); v = actgrad::HalfToFloat(h); break; }
@@ -64,11 +87,11 @@ aclScalar* aclCreateScalar(void* value, aclDataType data_type) {
     case ACL_UINT8: { uint8_t i; std::memcpy(&i, value, 1); v = i; break; }
     case ACL_BOOL: { uint8_t i; std::memcpy(&i, value, 1); v = i != 0; break; }
     default:
-      Fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar: unsupported dataType %d", int(data_type));
+      Fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar: unsupported dataType %d", RawEnum(data_type));
       return nullptr;
   }
   auto* s = new aclScalar;
-  s->dtype = data_type;
+  s->dtype = data_type;  // one of the enumerators above
   s->value = v;
   return s;
 }
@@ -115,13 +138,14 @@ int aclGetViewOffset(const aclTensor* t, int64_t* offset) {
 
 int aclGetFormat(const aclTensor* t, aclFormat* format) {
   if (!t || !format) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetFormat: null argument");
-  *format = t->format;
+  // A value that is no enumerator reads back as UNDEFINED (never as an invalid enum).
+  *format = actgrad::rt::IsAclFormat(t->format) ? static_cast<aclFormat>(t->format) : ACL_FORMAT_UNDEFINED;
   return ACLNN_SUCCESS;
 }
 
 int aclGetDataType(const aclTensor* t, aclDataType* dtype) {
   if (!t || !dtype) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetDataType: null argument");
-  *dtype = t->dtype;
+  *dtype = actgrad::rt::IsAclDataType(t->dtype) ? static_cast<aclDataType>(t->dtype) : ACL_DT_UNDEFINED;
   return ACLNN_SUCCESS;
 }
 

@@ -168,6 +168,7 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
       !f.Number("median_ns", &en.median_ns, false) || !f.Number("spread_pct", &en.spread_pct, false) ||
       !f.ObjectOrNull("runner_up", &en.runner_up) || !f.ObjectOrNull("extra", &en.extra))
     return false;
+  if (en.variant.empty()) return Err(error, where + ": variant is empty");
   if (!ParseOp(op, &en.op)) return Err(error, where + ": unknown op \"" + op + "\"");
   if (!ParseDType(dtype, &en.dtype)) return Err(error, where + ": unknown dtype \"" + dtype + "\"");
   if (!ParseLayout(layout, &en.layout)) return Err(error, where + ": unknown layout \"" + layout + "\"");
@@ -192,6 +193,8 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
     Fields g(*o, where + ".one_thread", error);
     if (!g.String("variant", &en.one_thread_variant) || !g.Int("tile", 0, INT64_MAX, &en.one_thread_tile, false))
       return false;
+    // (An empty one would not be written back: ToJson writes one_thread only with a variant.)
+    if (en.one_thread_variant.empty()) return Err(error, where + ": one_thread.variant is empty");
   }
   if (check_variants && t->backend == "cpu") {
     const Variant* v = FindVariant(en.variant);

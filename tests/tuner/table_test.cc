@@ -294,6 +294,8 @@ TEST(Table, WrongTypesAreRejectedNotTruncated) {
       {"runner_up", "x", "\"runner_up\""},
       {"extra", 5, "\"extra\""},
       {"one_thread", J{{"variant", "v"}, {"tile", 2.5}}, "one_thread"},
+      {"one_thread", J{{"variant", ""}, {"tile", 4096}}, "one_thread.variant is empty"},
+      {"variant", "", "variant is empty"},
   };
   for (const Case& c : entry_cases) {
     SCOPED_TRACE(std::string(c.field) + " = " + c.value.dump());

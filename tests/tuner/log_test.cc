@@ -231,6 +231,18 @@ TEST(Log, OneLineThatIsNotALogIsKept) {
   EXPECT_EQ(Slurp(p), "{\"a\":1}\n");
 }
 
+// A config the header cannot hold (a path that is not UTF-8) is an error
+// before anything is touched, not a json::type_error out of Open.
+TEST(Log, ConfigThatIsNotUtf8IsAnError) {
+  const std::string p = TempPath("utf8.jsonl");
+  fs::remove(p);
+  MeasurementLog log;
+  std::string err;
+  EXPECT_FALSE(log.Open(p, {{"accuracy", "/data/\xff.json"}}, false, &err));
+  EXPECT_NE(err.find("cannot write the header"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(p));
+}
+
 // A FIFO or directory given as the log is refused (reading a FIFO blocks).
 TEST(Log, LogThatIsNotARegularFileIsRefused) {
   const std::string fifo = TempPath("fifo.jsonl");

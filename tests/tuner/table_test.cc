@@ -397,6 +397,17 @@ TEST(Table, SaveLeavesNoTemporaryFileWhenItFails) {
   after << std::ifstream(path).rdbuf();
   EXPECT_EQ(after.str(), before.str());
 
+  // A provenance string that is not UTF-8 (a path from the command line):
+  // an error, not a json::type_error out of a half-written .tmp.
+  Table bad = t;
+  bad.provenance["log"] = "/data/\xff.jsonl";
+  EXPECT_FALSE(tables::SaveTableFile(path, bad, &err));
+  EXPECT_NE(err.find("cannot write the table"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  std::stringstream unchanged;
+  unchanged << std::ifstream(path).rdbuf();
+  EXPECT_EQ(unchanged.str(), before.str());
+
   // A stale temporary file of any kind (a FIFO would block the open) is replaced.
   ASSERT_EQ(mkfifo((path + ".tmp").c_str(), 0600), 0);
   ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;

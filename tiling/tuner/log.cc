@@ -182,6 +182,13 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   records_.clear();
   problems_.clear();
   loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
+  std::string header;
+  try {
+    header = json{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}}.dump() + "\n";
+  } catch (const json::exception& e) {  // a string in the config that is not UTF-8
+    if (error) *error = path + ": cannot write the header: " + e.what();
+    return false;
+  }
   std::error_code ec;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
 
@@ -206,8 +213,10 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   size_t good_end = replay.good_end;
   std::string mismatch;
   if (replay.have_header && replay.config != config) {
-    mismatch = "log " + path + " was written by a run with different settings:\n  log:  " + replay.config.dump() +
-               "\n  this: " + config.dump();
+    // (Shown with U+FFFD for bytes that are not UTF-8: dump() would throw.)
+    const auto shown = [](const json& c) { return c.dump(-1, ' ', false, json::error_handler_t::replace); };
+    mismatch = "log " + path + " was written by a run with different settings:\n  log:  " + shown(replay.config) +
+               "\n  this: " + shown(config);
   } else if (!replay.have_header && (replay.start_over || text.empty())) {
     // Nothing usable (empty, or killed while writing the header): start over.
     text.clear();
@@ -248,8 +257,6 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
     return false;
   }
   if (text.empty()) {
-    const std::string header =
-        json{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}}.dump() + "\n";
     if (::write(fd_, header.data(), header.size()) != ssize_t(header.size()) || ::fdatasync(fd_) != 0) {
       if (error) *error = path + ": cannot write: " + std::strerror(errno);
       return false;

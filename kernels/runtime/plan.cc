@@ -54,17 +54,13 @@ int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esi
     if (__builtin_mul_overflow(storage, d, &storage))
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a storage of more than 2^63-1 elements", op, name);
   }
-  // lo..hi: the elements the view covers. reach: offset plus dim * |stride|
-  // over the dims phase two walks (size-1 dims are dropped there), the
-  // farthest its running offset steps; it and its byte offset fit in int64.
-  int64_t lo = t->offset, hi = t->offset, reach = t->offset;
+  // lo..hi: the elements the view covers; their byte offsets must fit too.
+  // (Phase two's walk never steps past an element of the view: ForEachRun.)
+  int64_t lo = t->offset, hi = t->offset;
   for (size_t i = 0; i < t->dims.size(); ++i) {
-    if (t->dims[i] == 1) continue;
-    int64_t span, step;
+    int64_t span;
     if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &span) ||
-        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi) ||
-        __builtin_mul_overflow(t->dims[i], t->strides[i], &step) || step == INT64_MIN ||
-        __builtin_add_overflow(reach, int64_t(AbsU(step)), &reach))
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
       return Fail(ACLNN_ERR_PARAM_INVALID,
                   "%s: %s view overflows int64 (dim %zu: size %lld, stride %lld; offset %lld)", op, name, i,
                   (long long)t->dims[i], (long long)t->strides[i], (long long)t->offset);
@@ -73,11 +69,11 @@ int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esi
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "%s: %s view (offset %lld, elements %lld..%lld) does not fit its storage of %lld elements", op, name,
                 (long long)t->offset, (long long)lo, (long long)hi, (long long)storage);
-  int64_t bytes;
-  if (__builtin_add_overflow(reach, 1, &bytes) || __builtin_mul_overflow(bytes, int64_t(esize), &bytes))
+  int64_t end_byte;
+  if (__builtin_mul_overflow(hi + 1, int64_t(esize), &end_byte))  // hi < storage: hi + 1 fits
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                "%s: %s view spans up to element %lld, whose byte offset (element size %zu) overflows int64", op, name,
-                (long long)reach, esize);
+                "%s: %s view reaches element %lld, whose byte offset (element size %zu) overflows int64", op, name,
+                (long long)hi, esize);
   if (!t->data) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (null tensorData)", op, name);
   return ACLNN_SUCCESS;
 }
@@ -250,10 +246,12 @@ void StridedCopy(char* dst, int64_t dst_stride, const char* src, int64_t src_str
 
 // Walks the elements [start, start+len) of the plan's index space in runs
 // along the innermost dim, calling fn(element offset of v, run start, run length).
+// The running offset only ever points at elements of the view (never one
+// stride past a dim's end), so it stays within what CheckTensor validated.
 template <class Fn>
 void ForEachRun(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, uint64_t start, uint64_t len,
                 Fn&& fn) {
-  const size_t nd = shape.size();
+  const size_t nd = shape.size(), in = nd - 1;
   int64_t idx[kMaxDims + 1];
   uint64_t rest = start;
   int64_t off = 0;
@@ -263,17 +261,22 @@ void ForEachRun(const std::vector<int64_t>& shape, const std::vector<int64_t>& s
     off += idx[i] * strides[i];
   }
   uint64_t done = 0;
-  while (done < len) {
-    const int64_t run = std::min<int64_t>(shape[nd - 1] - idx[nd - 1], int64_t(len - done));
+  while (true) {
+    const int64_t run = std::min<int64_t>(shape[in] - idx[in], int64_t(len - done));
     fn(off, done, run);
     done += uint64_t(run);
-    off += run * strides[nd - 1];
-    idx[nd - 1] += run;
-    for (size_t i = nd - 1; i > 0 && idx[i] == shape[i]; --i) {
+    if (done == len) return;
+    // Only the range's last run ends inside a row: back to this row's start, carry.
+    off -= idx[in] * strides[in];
+    idx[in] = 0;
+    for (size_t i = in; i-- > 0;) {
+      if (idx[i] + 1 < shape[i]) {
+        ++idx[i];
+        off += strides[i];
+        break;
+      }
       off -= idx[i] * strides[i];
       idx[i] = 0;
-      ++idx[i - 1];
-      off += strides[i - 1];
     }
   }
 }

@@ -181,6 +181,41 @@ TEST_P(Hostile, ViewArithmeticOverflow) {
     }
 }
 
+// Views whose elements and byte offsets all fit are valid however far apart
+// they are, even when one stride past a dim's end would not fit: phase one
+// accepts them (phase two is not run: the storage they claim is not there).
+TEST_P(Hostile, HugeButValidViewsAreAccepted) {
+  const OpCase& c = GetParam();
+  struct Case { aclDataType dtype; Dims dims, strides; int64_t offset; Dims storage; const char* what; };
+  const std::vector<Case> cases = {
+      {ACL_FLOAT, {2}, {P2(60)}, 0, {P2(60) + 1}, "f32 [2] stride 2^60 (2 * 2^60 * 4 bytes overflows)"},
+      {ACL_FLOAT16, {2}, {P2(61)}, 0, {P2(61) + 1}, "f16 [2] stride 2^61 (2 * 2^61 * 2 bytes overflows)"},
+      {ACL_FLOAT, {3, 2}, {P2(59), -P2(58)}, P2(58), {P2(61)}, "f32 [3, 2] strides [2^59, -2^58], offset 2^58"},
+  };
+  for (int pos : {kG, kX, kOut})
+    for (const Case& k : cases) {
+      const std::string what = std::string(k.what) + " as " + PosName(pos);
+      Tensor g(k.dtype, k.dims), x(k.dtype, k.dims), o(k.dtype, k.dims);
+      HostileTensor h;
+      h.dtype = k.dtype;
+      h.dims = k.dims;
+      h.strides = k.strides;
+      h.offset = k.offset;
+      h.storage = k.storage;
+      h.Create();
+      const auto snap = h.Snapshot();
+      aclTensor* args[3] = {g.get(), x.get(), o.get()};
+      args[pos] = h.handle;
+      uint64_t ws = 0;
+      aclOpExecutor* ex = nullptr;
+      ScalarPtr holder;
+      EXPECT_EQ(GetWorkspace(c.spec, args[kG], args[kX], args[kOut], &ws, &ex, &holder), ACLNN_SUCCESS)
+          << what << ": " << ErrMsg();
+      if (ex) EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+      EXPECT_TRUE(h.Snapshot() == snap) << what;
+    }
+}
+
 TEST_P(Hostile, ShapeOverflow) {
   ExpectShapeRefused({P2(32), P2(32)}, std::nullopt, {1}, "dims [2^32, 2^32], contiguous strides, storage [1]");
   ExpectShapeRefused({P2(32), P2(32)}, Dims{P2(32), 1}, {1}, "dims [2^32, 2^32], strides [2^32, 1], storage [1]");

@@ -40,4 +40,13 @@ execute_process(COMMAND ${TUNE} --sizes 2-3 --dry-run RESULT_VARIABLE rc OUTPUT_
 if(rc EQUAL 0)
   message(FATAL_ERROR "--sizes 2-3 should be rejected")
 endif()
+# A record with a negative sample is skipped with a message naming its line,
+# and measured again.
+file(READ ${WORK}/t.log.jsonl log)
+string(REGEX REPLACE "\"ns\":\\[[0-9.e+]+" "\"ns\":[-1e300" log "${log}")
+file(WRITE ${WORK}/t.log.jsonl "${log}")
+execute_process(COMMAND ${TUNE} ${common} RESULT_VARIABLE rc OUTPUT_VARIABLE out2 ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err MATCHES "skipped [0-9]+ bad record" OR NOT err MATCHES "t.log.jsonl:[0-9]+: \"ns\"")
+  message(FATAL_ERROR "a bad log record should be named and skipped (${rc}):\n${err}")
+endif()
 message(STATUS "ok: ${count1} measurements; verify:\n${out}")

@@ -488,6 +488,10 @@ int Main(int argc, char** argv) {
   if (log.torn_lines())
     std::fprintf(stderr, "actgrad-tune: ignored %zu torn line(s) in %s (an interrupted write)\n", log.torn_lines(),
                  log_path.c_str());
+  if (log.rejected_lines())
+    std::fprintf(stderr, "actgrad-tune: skipped %zu bad record(s) in %s; what they held is measured again\n",
+                 log.rejected_lines(), log_path.c_str());
+  for (const std::string& p : log.problems()) std::fprintf(stderr, "actgrad-tune:   %s\n", p.c_str());
   g_log_note = "the measurements taken are in " + log_path;
   std::fprintf(stderr, "actgrad-tune: log %s%s\n", log_path.c_str(),
                log.loaded() ? (" (resuming: " + std::to_string(log.loaded()) + " measurements)").c_str() : "");

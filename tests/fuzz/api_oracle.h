@@ -144,6 +144,7 @@ inline void TensorRules(const ViewFacts& f, const char* name, Verdict* v) {
       if (s > kInt64Max) v->Unclear(n + " is empty with contiguous strides past int64");
     return;
   }
+  if (f.numel > kInt64Max) v->Invalid(n + " has more than 2^63-1 elements (README: sizes overflowing int64)");
   if (f.offset < 0) v->Invalid(n + " has a negative offset");
   if (f.negative_storage_dim) v->Invalid(n + " has a negative storage dim");
   else if (f.lo < 0 || f.hi >= f.storage) v->Invalid(n + " view does not fit its storage");

@@ -28,17 +28,23 @@ __attribute__((noinline)) __m512 RedoInDouble(__m512 g, __m512 x, __m512 r, __mm
 }
 
 // The output dtype's overflow band: finite-g lanes whose result lies in it
-// are recomputed in double (SELU, Hardswish; rare).
+// are recomputed in double (SELU, Hardswish; rare). The per-vector test is
+// one compare on |r| (as ops-inl.h's FixNearOverflow); g's finiteness and the
+// band's upper end are tested only in the rare branch.
 struct OverflowBand {
   __m512 lo, hi;
   explicit OverflowBand(DType out)
       : lo(_mm512_set1_ps(extreme::NearOverflowLo(out))), hi(_mm512_set1_ps(extreme::NearOverflowHi(out))) {}
-  ACTGRAD_NATIVE_INLINE __m512 Fix(__m512 g, __m512 x, __m512 r, double (*ref)(double, double)) const {
-    const __m512 ar = _mm512_abs_ps(r);
+  __attribute__((noinline)) __m512 FixLanes(__m512 g, __m512 x, __m512 r, __mmask16 ge_lo,
+                                            double (*ref)(double, double)) const {
     const __mmask16 finite_g = _knot_mask16(_mm512_fpclass_ps_mask(g, 0x99));  // not NaN or +-Inf
-    const __mmask16 near = _kand_mask16(finite_g, _kand_mask16(_mm512_cmp_ps_mask(ar, lo, _CMP_GE_OQ),
-                                                               _mm512_cmp_ps_mask(ar, hi, _CMP_LE_OQ)));
-    if (__builtin_expect(!_ktestz_mask16_u8(near, near), 0)) return RedoInDouble(g, x, r, near, ref);
+    const __mmask16 near =
+        _kand_mask16(_kand_mask16(finite_g, ge_lo), _mm512_cmp_ps_mask(_mm512_abs_ps(r), hi, _CMP_LE_OQ));
+    return near ? RedoInDouble(g, x, r, near, ref) : r;
+  }
+  ACTGRAD_NATIVE_INLINE __m512 Fix(__m512 g, __m512 x, __m512 r, double (*ref)(double, double)) const {
+    const __mmask16 ge_lo = _mm512_cmp_ps_mask(_mm512_abs_ps(r), lo, _CMP_GE_OQ);
+    if (__builtin_expect(ge_lo != 0, 0)) return FixLanes(g, x, r, ge_lo, ref);
     return r;
   }
 };

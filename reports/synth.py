@@ -89,7 +89,7 @@ def make_run(seed=0, ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, sizes=None, reps=5,
                     recs, aggs = bench(f"api/{op}.{dtype}.contig.both/n:{n}/thr:{thr}", n, nb * n,
                                        nb * n / gbps + 300)
                     out.append((recs, aggs, roof[n]))
-    if atlas:   # as tiling/ascend/tools/actgrad_atlas writes them
+    if atlas:   # as atlas/tools/actgrad_atlas writes them
         for op in ops:
             for dtype, vname, k in (("f16", "ascend.native.exact.db2", 1.0), ("f16", "ascend.f32up.exact.db1", 1.3),
                                     ("f32", "ascend.native.exact.db2", 1.6)):

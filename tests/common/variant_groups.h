@@ -1,5 +1,5 @@
 // Test parameters shared by the per-variant suites (tests/kernels,
-// tests/accuracy): one gtest parameter per (op, dtype) of the variant list.
+// tests/tools/accuracy): one gtest parameter per (op, dtype) of the variant list.
 #pragma once
 #include <gtest/gtest.h>
 

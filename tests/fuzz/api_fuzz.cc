@@ -10,7 +10,7 @@
 //    on a failure, an empty output or an executor destroyed unrun;
 //  - phase two's status is wrong (dead stream, short or null workspace, a
 //    spent executor) or the stream's synchronize reports an error.
-// Values are not compared with a reference here (tests/api does that).
+// Values are not compared with a reference here (tests/runtime does that).
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tiling/tuner/log.h"
+#include "tools/tune/log.h"
 
 namespace {
 

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "accuracy/inputs.h"
-#include "accuracy/results.h"
+#include "tools/accuracy/inputs.h"
+#include "tools/accuracy/results.h"
 #include "actgrad/half.h"
-#include "reference/accuracy.h"
+#include "reference/accuracy_rule.h"
 #include "reference/reference.h"
 #include "variants/variant.h"
 #include "tests/common/variant_groups.h"

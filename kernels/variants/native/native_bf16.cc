@@ -62,7 +62,7 @@ struct BF16Cvt {
 };
 
 // Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/variants/native_test.cc) 3.881e-3 (erf), 3.882e-3 (tanh): the bf16 rounding itself.
+// inputs, tests/kernels/native_test.cc) 3.881e-3 (erf), 3.882e-3 (tanh): the bf16 rounding itself.
 constexpr double kGeluErfClaim = 3.9e-3;
 constexpr double kGeluTanhClaim = 3.9e-3;
 

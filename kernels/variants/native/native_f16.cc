@@ -227,7 +227,7 @@ struct GeluF16 {
 };
 
 // Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/variants/native_test.cc) 8.02e-4 (erf), 8.37e-4 (tanh).
+// inputs, tests/kernels/native_test.cc) 8.02e-4 (erf), 8.37e-4 (tanh).
 constexpr double kGeluErfClaim = 8.1e-4;
 constexpr double kGeluTanhClaim = 8.4e-4;
 

@@ -35,7 +35,7 @@ struct F16Reg {
 };
 
 // Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/variants/native_test.cc) 4.88e-4 (both): the fp16 rounding itself.
+// inputs, tests/kernels/native_test.cc) 4.88e-4 (both): the fp16 rounding itself.
 constexpr double kGeluErfClaim = 4.9e-4;
 constexpr double kGeluTanhClaim = 4.9e-4;
 

@@ -1,0 +1,1 @@
+#include "tools/tune/tuner.h"

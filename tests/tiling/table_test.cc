@@ -1,0 +1,440 @@
+// Tiling table format: round trip, schema validation, bad tables; and the
+// table committed for this machine (if any) validates.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tiling/machine.h"
+#include "tiling/table.h"
+#include "tools/tune/tuner.h"
+#include "variants/variant.h"
+
+namespace actgrad::tune {
+namespace {
+
+namespace fs = std::filesystem;
+using tables::Entry;
+using tables::Table;
+
+const Variant* AnyVariant(Op op, DType t, GeluApprox mode, bool want_non_default = false) {
+  const Variant* def = DefaultVariant(op, t, mode);
+  for (const Variant& v : Variants())
+    if (v.op == op && v.dtype == t && v.supported && (op != Op::kGeluBwd || v.gelu_mode == mode) &&
+        (!want_non_default || &v != def))
+      return &v;
+  return nullptr;
+}
+
+Table Sample() {
+  Table t;
+  t.machine_id = "genuineintel-6-143";
+  t.provenance = {{"cpu_model", "test"}, {"isa_family", "x86-avx512"}, {"cores", 2}};
+  Entry a;
+  a.op = Op::kGeluBwd;
+  a.dtype = DType::kF32;
+  a.mode = GeluApprox::kTanh;
+  a.layout = tables::Layout::kBcast;
+  a.octave = 17;
+  a.variant = AnyVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh)->name;
+  a.tile = 16384;
+  a.threads = 2;
+  a.median_ns = 1234.5;
+  a.spread_pct = 1.25;
+  a.runner_up = {{"variant", a.variant}, {"tile", 0}, {"threads", 1}, {"median_ns", 1300.0}};
+  a.extra = {{"tuning", {{"n", 131072}}}};
+  Entry b;
+  b.op = Op::kSeluBwd;
+  b.dtype = DType::kBF16;
+  b.octave = 26;
+  b.variant = AnyVariant(Op::kSeluBwd, DType::kBF16, GeluApprox::kNone)->name;
+  b.threads = 1;
+  b.median_ns = 9.5e6;
+  t.entries = {a, b};
+  return t;
+}
+
+void ExpectEqual(const Table& x, const Table& y) {
+  EXPECT_EQ(x.machine_id, y.machine_id);
+  EXPECT_EQ(x.backend, y.backend);
+  EXPECT_EQ(x.provenance, y.provenance);
+  ASSERT_EQ(x.entries.size(), y.entries.size());
+  for (size_t i = 0; i < x.entries.size(); ++i) {
+    const Entry &a = x.entries[i], &b = y.entries[i];
+    EXPECT_EQ(int(a.op), int(b.op));
+    EXPECT_EQ(int(a.dtype), int(b.dtype));
+    EXPECT_EQ(int(a.mode), int(b.mode));
+    EXPECT_EQ(int(a.layout), int(b.layout));
+    EXPECT_EQ(a.octave, b.octave);
+    EXPECT_EQ(a.variant, b.variant);
+    EXPECT_EQ(a.tile, b.tile);
+    EXPECT_EQ(a.threads, b.threads);
+    EXPECT_EQ(a.one_thread_variant, b.one_thread_variant);
+    EXPECT_EQ(a.one_thread_tile, b.one_thread_tile);
+    EXPECT_DOUBLE_EQ(a.median_ns, b.median_ns);
+    EXPECT_DOUBLE_EQ(a.spread_pct, b.spread_pct);
+    EXPECT_EQ(a.runner_up, b.runner_up);
+    if (!a.extra.is_null()) EXPECT_EQ(a.extra, b.extra);
+  }
+}
+
+TEST(Table, RoundTripThroughTextAndFile) {
+  const Table t = Sample();
+  Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(2), &back, &err)) << err;
+  ExpectEqual(t, back);
+  const std::string path = (fs::temp_directory_path() / ("actgrad_table_" + std::to_string(getpid()) + ".json")).string();
+  ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));  // written atomically
+  Table loaded;
+  ASSERT_TRUE(tables::LoadTableFile(path, &loaded, &err)) << err;
+  ExpectEqual(t, loaded);
+  // Human-readable: indented, one field per line.
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(first, "{");
+  EXPECT_NE(second.find("  \""), std::string::npos);
+  fs::remove(path);
+}
+
+TEST(Table, TunerEntriesRoundTrip) {
+  CellOutcome o;
+  o.bucket = Bucket{Op::kSoftshrinkBwd, DType::kF16, "bcast", 19, 741376, GeluApprox::kNone};
+  o.chosen.cand.variant = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
+  o.chosen.cand.threads = 2;
+  o.chosen.median = 1000;
+  o.chosen.spread_pct = 0.5;
+  o.incumbent = o.chosen;
+  o.incumbent.median = 1500;
+  o.runner_up = o.incumbent;
+  // The best-ranked one-thread candidate becomes the entry's one_thread choice.
+  const std::string v1 = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
+  o.ranking = {o.chosen.cand.Key(), v1 + "|4096|1", v1 + "|0|1"};
+  Table t;
+  t.machine_id = "m";
+  t.entries.push_back(ToEntry(o));
+  Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
+  ExpectEqual(t, back);
+  EXPECT_DOUBLE_EQ(back.entries[0].extra["tuning"]["speedup_vs_default"].get<double>(), 1.5);
+  EXPECT_EQ(back.entries[0].one_thread_variant, v1);
+  EXPECT_EQ(back.entries[0].one_thread_tile, 4096);
+}
+
+std::string Mutate(const std::function<void(nlohmann::json&)>& f) {
+  nlohmann::json j = tables::ToJson(Sample());
+  f(j);
+  return j.dump(2);
+}
+
+void ExpectRejected(const std::string& text, const std::string& needle) {
+  Table t;
+  std::string err;
+  EXPECT_FALSE(tables::ParseTable(text, &t, &err)) << "accepted, expected: " << needle;
+  EXPECT_NE(err.find(needle), std::string::npos) << "error: " << err;
+}
+
+TEST(Table, BadTablesAreRejectedWithAMessage) {
+  const std::string good = tables::ToJson(Sample()).dump(2);
+  ExpectRejected(good.substr(0, good.size() / 2), "not valid JSON");
+  ExpectRejected("", "not valid JSON");
+  ExpectRejected("[]", "JSON object");
+  ExpectRejected(Mutate([](auto& j) { j["version"] = 3; }), "version 3");
+  ExpectRejected(Mutate([](auto& j) { j.erase("version"); }), "version");
+  ExpectRejected(Mutate([](auto& j) { j["schema"] = "something-else"; }), "schema");
+  ExpectRejected(Mutate([](auto& j) { j["machine_id"] = ""; }), "machine_id");
+  ExpectRejected(Mutate([](auto& j) { j.erase("entries"); }), "entries");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["variant"] = "gelu_bwd.f32.none.nope.u4.avx3"; }),
+                 "unknown variant");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][1]["variant"] = j["entries"][0]["variant"]; }),
+                 "does not compute");
+  ExpectRejected(Mutate([](auto& j) { j["entries"].push_back(j["entries"][0]); }), "duplicate size range");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["layout"] = "diagonal"; }), "unknown layout");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["op"] = "relu_bwd"; }), "unknown op");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["dtype"] = "f64"; }), "unknown dtype");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_lo"] = 1000; }), "size_lo");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["threads"] = 0; }), "threads");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["tile"] = -1; }), "tile");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = "eight"; }), "wrong type");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = 48; }), "out of range");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0].erase("octave"); }), "octave");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_hi"] = 1 << 19; }), "size_hi");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "sigmoid"; }), "gelu_approx");
+  // A GELU erf entry naming a tanh variant computes the wrong formula.
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "none"; }), "does not compute");
+}
+
+// Version 1 tables (4x buckets) still load: bucket k is octaves 2k and 2k+1
+// with the same choice; a v1 bucket overlapping another is a duplicate.
+TEST(Table, VersionOneBucketsLoadAsTwoOctaves) {
+  nlohmann::json j = tables::ToJson(Sample());
+  j["version"] = 1;
+  for (auto& e : j["entries"]) {
+    const int h = e["octave"].get<int>();
+    e.erase("octave");
+    e["bucket"] = h / 2;
+    e["size_lo"] = uint64_t(1) << (2 * (h / 2));
+    e["size_hi"] = uint64_t(1) << (2 * (h / 2) + 2);
+  }
+  Table t;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &t, &err)) << err;
+  EXPECT_EQ(t.source_version, 1);
+  ASSERT_EQ(t.entries.size(), 4u);
+  EXPECT_EQ(t.entries[0].octave, 16);  // bucket 8 = [64K, 256K)
+  EXPECT_EQ(t.entries[1].octave, 17);
+  EXPECT_EQ(t.entries[0].variant, t.entries[1].variant);
+  EXPECT_EQ(t.entries[2].octave, 26);  // bucket 13
+  EXPECT_EQ(t.entries[3].octave, 27);
+  // Written back, it is a version-2 table with four octave entries.
+  Table back;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
+  EXPECT_EQ(back.source_version, 2);
+  EXPECT_EQ(back.entries.size(), 4u);
+  j["entries"][0]["size_lo"] = 1 << 17;
+  ExpectRejected(j.dump(), "size_lo does not match bucket 8");
+  j["entries"][0]["size_lo"] = 1 << 16;
+  j["entries"].push_back(j["entries"][0]);
+  ExpectRejected(j.dump(), "duplicate size range");
+}
+
+TEST(Table, DuplicateOnlyWithinTheSameCell) {
+  // Same octave but another layout or GELU mode is a different cell.
+  const std::string text = Mutate([](auto& j) {
+    auto e = j["entries"][0];
+    e["layout"] = "contig";
+    j["entries"].push_back(e);
+  });
+  Table t;
+  std::string err;
+  EXPECT_TRUE(tables::ParseTable(text, &t, &err)) << err;
+}
+
+// Issue 20, defect 3: a number that overflows a double was an uncaught
+// nlohmann::json::out_of_range (not a parse_error) and aborted the process.
+TEST(Table, NumbersThatOverflowAreRejected) {
+  const std::string good = tables::ToJson(Sample()).dump();
+  for (const char* number : {"1e999", "-1e999", "1E+400"}) {
+    SCOPED_TRACE(number);
+    std::string text = good;
+    const size_t at = text.find("\"median_ns\":") + std::string("\"median_ns\":").size();
+    text.insert(at, std::string(number) + ",\"x\":");
+    ExpectRejected(text, "not valid JSON");
+    ExpectRejected(text, number);
+    ExpectRejected("{\"provenance\": {\"cores\": " + std::string(number) + "}}", "not valid JSON");
+  }
+}
+
+// The sample table with a value nested `depth` deep in provenance or in an entry's extra.
+std::string Nested(const std::string& where, size_t depth, bool objects) {
+  const std::string text = Mutate([&](auto& j) {
+    if (where == "provenance") j["provenance"]["deep"] = "@DEEP@";
+    else j["entries"][0]["extra"] = "@DEEP@";
+  });
+  std::string open, close;
+  for (size_t i = 0; i < depth; ++i) open += objects ? "{\"a\":" : "[", close += objects ? "}" : "]";
+  const size_t at = text.find("\"@DEEP@\"");
+  return text.substr(0, at) + open + "1" + close + text.substr(at + 8);
+}
+
+// Defect 4: 200,000 nested arrays inside provenance overflowed the stack
+// (nlohmann copies, compares and prints recursively).
+TEST(Table, DeepNestingIsRejected) {
+  ExpectRejected(Nested("provenance", 200000, false), "nested deeper than");
+  ExpectRejected(Nested("provenance", 200000, true), "nested deeper than");
+  ExpectRejected(Nested("extra", 100000, false), "nested deeper than");
+  ExpectRejected(std::string(100000, '['), "not valid JSON");
+  // Sane nesting is fine.
+  Table t;
+  std::string err;
+  EXPECT_TRUE(tables::ParseTable(Nested("provenance", 20, false), &t, &err)) << err;
+}
+
+// Defect 5: wrong types were converted silently (2.9 -> 2, 2^32+2 -> 2,
+// true -> 1); every field now has its JSON type and range, or the table is refused.
+TEST(Table, WrongTypesAreRejectedNotTruncated) {
+  using J = nlohmann::json;
+  struct Case {
+    const char* field;
+    J value;
+    const char* needle;
+  };
+  const std::vector<Case> entry_cases = {
+      {"threads", 2.9, "\"threads\""},
+      {"threads", J(uint64_t(4294967298)), "\"threads\""},
+      {"threads", true, "\"threads\""},
+      {"threads", "2", "\"threads\""},
+      {"threads", J(int64_t(-4294967294)), "\"threads\""},
+      {"octave", 17.0, "\"octave\""},
+      {"octave", J(uint64_t(4294967313)), "\"octave\""},
+      {"octave", false, "\"octave\""},
+      {"tile", 16384.5, "\"tile\""},
+      {"tile", 1e20, "\"tile\""},
+      {"tile", J(uint64_t(18446744073709551615ull)), "\"tile\""},
+      {"tile", true, "\"tile\""},
+      {"size_lo", 131072.0, "\"size_lo\""},
+      {"size_hi", J(uint64_t(262144) + (uint64_t(1) << 63)), "size_hi"},
+      {"median_ns", "fast", "\"median_ns\""},
+      {"median_ns", true, "\"median_ns\""},
+      {"median_ns", -1.0, "\"median_ns\""},
+      {"spread_pct", J::array({1.0}), "\"spread_pct\""},
+      {"spread_pct", nullptr, "\"spread_pct\""},
+      {"variant", 5, "\"variant\""},
+      {"op", true, "\"op\""},
+      {"layout", nullptr, "\"layout\""},
+      {"runner_up", "x", "\"runner_up\""},
+      {"extra", 5, "\"extra\""},
+      {"one_thread", J{{"variant", "v"}, {"tile", 2.5}}, "one_thread"},
+      {"one_thread", J{{"variant", ""}, {"tile", 4096}}, "one_thread.variant is empty"},
+      {"variant", "", "variant is empty"},
+  };
+  for (const Case& c : entry_cases) {
+    SCOPED_TRACE(std::string(c.field) + " = " + c.value.dump());
+    ExpectRejected(Mutate([&](auto& j) { j["entries"][0][c.field] = c.value; }), "entry 0");
+    ExpectRejected(Mutate([&](auto& j) { j["entries"][0][c.field] = c.value; }), c.needle);
+  }
+  const std::vector<Case> table_cases = {
+      {"version", 2.0, "\"version\""},       {"version", true, "\"version\""},
+      {"version", "2", "\"version\""},       {"version", J(uint64_t(4294967298)), "version"},
+      {"machine_id", 5, "\"machine_id\""},   {"backend", J::array(), "\"backend\""},
+      {"schema", nullptr, "\"schema\""},     {"provenance", "x", "provenance"},
+      {"machine_id", "a\nb", "machine_id"},
+  };
+  for (const Case& c : table_cases) {
+    SCOPED_TRACE(std::string(c.field) + " = " + c.value.dump());
+    ExpectRejected(Mutate([&](auto& j) { j[c.field] = c.value; }), c.needle);
+  }
+  // provenance.isa_family is read by the dispatch and the table generator.
+  ExpectRejected(Mutate([](auto& j) { j["provenance"]["isa_family"] = 5; }), "isa_family");
+  // gelu_approx belongs to GELU entries: a SELU entry with "tanh" would never be used.
+  ExpectRejected(Mutate([](auto& j) { j["entries"][1]["gelu_approx"] = "tanh"; }), "gelu_approx");
+  // The right types still load (integers as JSON integers, medians as any number).
+  Table t;
+  std::string err;
+  EXPECT_TRUE(tables::ParseTable(Mutate([](auto& j) {
+                                   j["entries"][0]["median_ns"] = 1234;
+                                   j["entries"][1]["gelu_approx"] = "none";
+                                 }),
+                                 &t, &err))
+      << err;
+}
+
+std::string TempPath(const std::string& name) {
+  return (fs::temp_directory_path() / ("actgrad_table_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+// Defect 6: a FIFO hung the first op call, /dev/zero ended in bad_alloc, and
+// a huge file was read whole. Only regular files of at most 16 MiB are read.
+TEST(Table, LoadReadsOnlyRegularFilesOfBoundedSize) {
+  Table t;
+  std::string err;
+  const std::string fifo = TempPath("fifo.json");
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(tables::LoadTableFile(fifo, &t, &err));
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  EXPECT_NE(err.find(fifo), std::string::npos) << err;
+  fs::remove(fifo);
+  for (const char* path : {"/dev/zero", "/dev/null", "/tmp"}) {
+    SCOPED_TRACE(path);
+    EXPECT_FALSE(tables::LoadTableFile(path, &t, &err));
+    EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  }
+  // A (sparse) file one byte over the cap is refused before it is read.
+  const std::string big = TempPath("big.json");
+  {
+    std::ofstream(big, std::ios::trunc) << "{}";
+  }
+  fs::resize_file(big, (uint64_t(16) << 20) + 1);
+  EXPECT_FALSE(tables::LoadTableFile(big, &t, &err));
+  EXPECT_NE(err.find("16 MiB"), std::string::npos) << err;
+  fs::remove(big);
+  EXPECT_FALSE(tables::LoadTableFile(TempPath("missing.json"), &t, &err));
+  EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
+}
+
+// Defect 9 (part): a failed rename or write left <path>.tmp behind.
+TEST(Table, SaveLeavesNoTemporaryFileWhenItFails) {
+  const Table t = Sample();
+  std::string err;
+  // The path names a (non-empty) directory: the rename fails.
+  const std::string dir = TempPath("dir.json");
+  fs::create_directories(dir + "/inside");
+  EXPECT_FALSE(tables::SaveTableFile(dir, t, &err));
+  EXPECT_NE(err.find(dir), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir + ".tmp"));
+  EXPECT_TRUE(fs::is_directory(dir + "/inside"));
+  fs::remove_all(dir);
+
+  // The write fails (file size limit, as a full disk would): the table that
+  // was there is untouched and no temporary file is left.
+  const std::string path = TempPath("full.json");
+  ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;
+  std::stringstream before;
+  before << std::ifstream(path).rdbuf();
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 100;  // the hard limit stays: the soft one can be raised back
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const bool saved_ok = tables::SaveTableFile(path, t, &err);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(saved_ok);
+  EXPECT_NE(err.find("write"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  std::stringstream after;
+  after << std::ifstream(path).rdbuf();
+  EXPECT_EQ(after.str(), before.str());
+
+  // A provenance string that is not UTF-8 (a path from the command line):
+  // an error, not a json::type_error out of a half-written .tmp.
+  Table bad = t;
+  bad.provenance["log"] = "/data/\xff.jsonl";
+  EXPECT_FALSE(tables::SaveTableFile(path, bad, &err));
+  EXPECT_NE(err.find("cannot write the table"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  std::stringstream unchanged;
+  unchanged << std::ifstream(path).rdbuf();
+  EXPECT_EQ(unchanged.str(), before.str());
+
+  // A stale temporary file of any kind (a FIFO would block the open) is replaced.
+  ASSERT_EQ(mkfifo((path + ".tmp").c_str(), 0600), 0);
+  ASSERT_TRUE(tables::SaveTableFile(path, t, &err)) << err;
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::remove(path);
+}
+
+TEST(Table, CommittedTableOfThisMachineValidates) {
+  const fs::path p = fs::path(ACTGRAD_SOURCE_DIR) / "tiling/tables" / (MachineId() + ".json");
+  if (!fs::exists(p)) GTEST_SKIP() << "no table committed for " << MachineId();
+  Table t;
+  std::string err;
+  ASSERT_TRUE(tables::LoadTableFile(p.string(), &t, &err)) << err;
+  EXPECT_EQ(t.machine_id, MachineId());
+  EXPECT_EQ(t.backend, "cpu");
+  for (const char* key : {"cpu_model", "cpu_flags", "cores", "caches", "compiler", "git_commit", "date",
+                          "tool_version", "isa_family"})
+    EXPECT_TRUE(t.provenance.contains(key)) << key;
+  for (const auto& e : t.entries) {
+    EXPECT_GE(e.octave, tables::kMinOctave);
+    EXPECT_LE(e.octave, tables::kMaxOctave);
+    EXPECT_GT(e.median_ns, 0);
+    const Variant* v = FindVariant(e.variant);
+    ASSERT_NE(v, nullptr);
+    EXPECT_TRUE(v->supported) << e.variant;
+  }
+}
+
+}  // namespace
+}  // namespace actgrad::tune

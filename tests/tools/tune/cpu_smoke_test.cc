@@ -1,0 +1,161 @@
+// A tiny real tuning run on this CPU (two cells), the CPU backend's pieces,
+// the accuracy gate and the progress display.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+
+#include "tiling/dispatch.h"
+#include "tiling/machine.h"
+#include "tiling/table.h"
+#include "tools/tune/accuracy_gate.h"
+#include "tools/tune/cpu_backend.h"
+#include "tools/tune/progress.h"
+#include "tools/tune/tuner.h"
+
+namespace actgrad::tune {
+namespace {
+
+TEST(CpuBackend, CandidatesPointsAndMeasure) {
+  AccuracyGate gate;
+  gate.AllowAll();
+  CpuBackend be(&gate);
+  const Bucket b{Op::kGeluBwd, DType::kF32, "contig", 16, RepresentativeN(16, uint64_t(1) << 26), GeluApprox::kNone};
+  const auto cands = be.Candidates(b);
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands.front().variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);  // the default first
+  std::set<std::string> keys;
+  for (const auto& c : cands) {
+    EXPECT_TRUE(keys.insert(c.Key()).second) << "duplicate " << c.Key();
+    const Variant* v = FindVariant(c.variant);
+    ASSERT_NE(v, nullptr);
+    EXPECT_TRUE(v->supported);
+    EXPECT_EQ(int(v->gelu_mode), int(GeluApprox::kNone));
+    EXPECT_LE(c.threads, be.MaxThreads());
+  }
+  for (uint64_t n : be.Points(b)) {
+    EXPECT_GE(n, uint64_t(1) << 16);
+    EXPECT_LT(n, uint64_t(1) << 17);
+  }
+  const Bucket bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 11, RepresentativeN(11, uint64_t(1) << 26),
+                  GeluApprox::kNone};
+  for (uint64_t n : be.Points(bc)) EXPECT_EQ(n % 1024, 0u);
+  const Candidate d = be.Default(b);
+  EXPECT_EQ(d.variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);
+  const auto s = be.Measure(b, d, 3, 0.0005);
+  ASSERT_EQ(s.size(), 3u);
+  for (double x : s) EXPECT_GT(x, 0);
+  const auto sb = be.Measure(bc, be.Default(bc), 2, 0.0005);  // through the aclnn API
+  ASSERT_EQ(sb.size(), 2u);
+  EXPECT_GT(sb[0], 0);
+  // A bcast cell of an op that does not broadcast is an error, not a crash.
+  const Bucket bad{Op::kSeluBwd, DType::kF32, "bcast", 13, 8192, GeluApprox::kNone};
+  EXPECT_THROW(be.Measure(bad, be.Default(bad), 1, 0.0005), std::runtime_error);
+}
+
+TEST(CpuBackend, Provenance) {
+  CpuBackend be(nullptr);
+  const auto p = be.Provenance();
+  for (const char* key : {"cpu_model", "cpu_flags", "cores", "caches", "compiler", "isa_family"})
+    EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_EQ(p["isa_family"], IsaFamily());
+  EXPECT_GE(p["cores"].get<long>(), 1);
+  EXPECT_EQ(be.MachineId(), MachineId());
+}
+
+TEST(AccuracyGate, OnlyPassingVariantsAreCandidates) {
+  const Variant* def = DefaultVariant(Op::kHardswishBwd, DType::kF32);
+  const Variant* other = nullptr;
+  const Variant* absent = nullptr;
+  for (const Variant& v : Variants())
+    if (v.op == Op::kHardswishBwd && v.dtype == DType::kF32 && v.supported && &v != def) {
+      if (!other) other = &v;
+      else if (!absent) absent = &v;
+    }
+  ASSERT_NE(other, nullptr);
+  ASSERT_NE(absent, nullptr);
+  AccuracyGate gate;
+  std::string err;
+  ASSERT_TRUE(gate.Parse(nlohmann::json{{"results",
+                                          {{{"variant", def->name}, {"shippable", true}},
+                                           {{"variant", other->name}, {"shippable", false}}}}}
+                             .dump(),
+                         &err))
+      << err;
+  EXPECT_FALSE(gate.Allowed(*other));
+  EXPECT_FALSE(gate.Allowed(*absent));
+  EXPECT_TRUE(gate.absent().count(absent->name));
+  CpuBackend be(&gate);
+  const Bucket b{Op::kHardswishBwd, DType::kF32, "contig", 14, RepresentativeN(14, uint64_t(1) << 26),
+                 GeluApprox::kNone};
+  std::set<std::string> vs;
+  for (const auto& c : be.Candidates(b)) vs.insert(c.variant);
+  EXPECT_EQ(vs, std::set<std::string>{def->name});
+  // The plain array form, and "pass" when "shippable" is missing.
+  AccuracyGate g2;
+  ASSERT_TRUE(g2.Parse(nlohmann::json::array({{{"variant", other->name}, {"pass", true}}}).dump(), &err)) << err;
+  EXPECT_TRUE(g2.Allowed(*other));
+  EXPECT_FALSE(g2.Parse("{\"nothing\": 1}", &err));
+  EXPECT_FALSE(g2.Load("/nonexistent/accuracy.json", &err));
+  EXPECT_NE(err.find("cannot open"), std::string::npos);
+}
+
+TEST(CpuTuning, TwoCellSmokeRun) {
+  AccuracyGate gate;
+  gate.AllowAll();
+  CpuBackend be(&gate);
+  TuneConfig cfg = TuneConfig::Defaults(true);
+  cfg.ops = {Op::kGeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.gelu_modes = {GeluApprox::kNone};
+  cfg.octaves = {12};
+  cfg.layouts = {"contig", "bcast"};
+  cfg.budget_sec = 4;
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.table.entries.size(), 2u) << (r.notes.empty() ? "" : r.notes[0]);
+  EXPECT_EQ(r.table.machine_id, MachineId());
+  EXPECT_EQ(r.table.backend, "cpu");
+  EXPECT_LT(r.spent_sec, 8.0);
+  for (const auto& e : r.table.entries) {
+    const Variant* v = FindVariant(e.variant);
+    ASSERT_NE(v, nullptr);
+    EXPECT_TRUE(v->supported);
+    EXPECT_EQ(int(v->op), int(Op::kGeluBwd));
+    EXPECT_EQ(int(v->gelu_mode), int(GeluApprox::kNone));
+    EXPECT_EQ(e.octave, 12);
+    EXPECT_GT(e.median_ns, 0);
+  }
+  tables::Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(r.table).dump(2), &back, &err)) << err;
+}
+
+TEST(Progress, PlainLinesWhenNotATerminal) {
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    auto p = Progress::Make(f);
+    p->Begin("title", 10);
+    p->Update(5, "working");
+    p->Line("cell done");
+    p->End("finished");
+  }
+  std::rewind(f);
+  std::string text;
+  char buf[256];
+  while (std::fgets(buf, sizeof(buf), f)) text += buf;
+  std::fclose(f);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find("\033["), std::string::npos);
+  EXPECT_NE(text.find("cell done"), std::string::npos);
+  EXPECT_NE(text.find("[ 50%"), std::string::npos) << text;
+  EXPECT_EQ(FormatDuration(65), "1:05");
+  EXPECT_EQ(FormatDuration(3723), "1:02:03");
+}
+
+}  // namespace
+}  // namespace actgrad::tune

@@ -1,0 +1,278 @@
+// Statistics and the backend-independent search on the fake backend.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "fake_backend.h"
+#include "tools/tune/log.h"
+#include "tools/tune/search.h"
+#include "tools/tune/stats.h"
+
+namespace actgrad::tune {
+namespace {
+
+using testing::FakeBackend;
+
+TEST(Stats, MedianQuantileSpread) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.25), 2.0);
+  EXPECT_DOUBLE_EQ(SpreadPct({10, 10, 10}), 0.0);
+  EXPECT_NEAR(SpreadPct({90, 95, 100, 105, 110}), 5.0, 1e-9);
+  EXPECT_NEAR(GeoMean({1, 4}), 2.0, 1e-12);
+}
+
+TEST(Stats, MannWhitneyExact) {
+  // All of a below all of b, 5 vs 5: p = 1 / C(10,5) = 1/252.
+  EXPECT_NEAR(MannWhitneyLessP({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 1.0 / 252.0, 1e-12);
+  // The other way round: no evidence at all.
+  EXPECT_NEAR(MannWhitneyLessP({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 1.0, 1e-12);
+  // Interleaved: about one half.
+  const double p = MannWhitneyLessP({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10});
+  EXPECT_GT(p, 0.3);
+  EXPECT_LT(p, 0.7);
+  EXPECT_EQ(MannWhitneyLessP({}, {1, 2}), 1.0);
+}
+
+TEST(Stats, MannWhitneyTiesUseTheNormalApproximation) {
+  // Two constant samples: the test still sees the separation.
+  std::vector<double> a(10, 1.0), b(10, 1.1);
+  EXPECT_LT(MannWhitneyLessP(a, b), 1e-3);
+  EXPECT_GT(MannWhitneyLessP(b, a), 0.99);
+  // Identical samples: no evidence.
+  EXPECT_GT(MannWhitneyLessP(a, a), 0.4);
+}
+
+TEST(Search, SeededPermutationIsAPermutationAndRepeatable) {
+  auto p = SeededPermutation(50, 7), q = SeededPermutation(50, 7), r = SeededPermutation(50, 8);
+  EXPECT_EQ(p, q);
+  EXPECT_NE(p, r);
+  std::set<size_t> s(p.begin(), p.end());
+  EXPECT_EQ(s.size(), 50u);
+  EXPECT_EQ(*s.rbegin(), 49u);
+}
+
+Bucket B(int k, const std::string& layout = "contig") {
+  return Bucket{Op::kGeluBwd, DType::kF32, layout, k, uint64_t(2) << (2 * k), GeluApprox::kNone};
+}
+
+TEST(Search, FindsTheBestCandidateAndBeatsTheIncumbent) {
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(6);  // small: one thread is best, variant (vi + 6) % 8 == 0 -> v2
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
+  EXPECT_EQ(o.chosen.cand.variant, "v2");
+  EXPECT_EQ(o.chosen.cand.threads, 1);
+  EXPECT_TRUE(o.challenger_won);
+  EXPECT_LT(o.p_value, 0.05);
+  ASSERT_TRUE(o.runner_up.has_value());
+  EXPECT_NE(o.runner_up->cand.Key(), o.chosen.cand.Key());
+  EXPECT_LE(o.chosen.median, o.runner_up->median * 1.01);
+  EXPECT_FALSE(o.budget_cut);
+  EXPECT_EQ(o.candidates_searched, o.candidates_total);
+  // Every sample went through the log, none twice.
+  EXPECT_EQ(log.appended(), size_t(o.samples_measured));
+  EXPECT_EQ(be.calls, o.samples_measured);
+}
+
+TEST(Search, LargeCellsPreferThreads) {
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(10);  // (vi + 10) % 8 == 0 -> v6, 4 threads, no tile
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
+  EXPECT_EQ(o.chosen.cand.variant, "v6");
+  EXPECT_EQ(o.chosen.cand.threads, 4);
+  EXPECT_EQ(o.chosen.cand.tile, 0);
+}
+
+TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
+  // n = 32K: four threads win by ~10 %, so the halving's two survivors both
+  // run four threads (v1, v2); the incumbent runs four too. The best
+  // one-thread candidate (v1) is close enough to get the final round's
+  // samples, and only it: no other trait value is missing.
+  const Bucket b = B(7);
+  for (int extra : {0, 2}) {
+    FakeBackend be;
+    MeasurementLog log;
+    log.OpenInMemory({});
+    SearchOptions opts;
+    opts.trait_finalists = extra;
+    Search s(be, log, opts);
+    Candidate inc;
+    inc.variant = "v0";
+    inc.threads = 4;
+    const CellOutcome o = s.RunCell("c", b, be.Candidates(b), inc, 1e9);
+    EXPECT_EQ(o.chosen.cand.variant, "v1");
+    EXPECT_EQ(o.chosen.cand.threads, 4);
+    std::vector<std::string> one_thread_finalists;
+    for (const Candidate& c : be.Candidates(b))
+      if (c.threads == 1 && log.Find("c", c.Key(), kFinalRound, 0)) one_thread_finalists.push_back(c.variant);
+    if (extra == 0) {
+      EXPECT_TRUE(one_thread_finalists.empty());
+    } else {
+      EXPECT_EQ(one_thread_finalists, std::vector<std::string>{"v1"});
+    }
+  }
+  // Far behind the leader (n = 512K: one thread is ~3x slower): not taken.
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  Candidate inc;
+  inc.variant = "v0";
+  inc.threads = 4;
+  s.RunCell("c", B(9), be.Candidates(B(9)), inc, 1e9);
+  for (const Candidate& c : be.Candidates(B(9)))
+    if (c.threads == 1) EXPECT_EQ(log.Find("c", c.Key(), kFinalRound, 0), nullptr) << c.Key();
+}
+
+TEST(Search, ScreenSurvivorsKeepTheBestOfEachTrait) {
+  // Plain-store variants outrank every streaming one at the screen's size;
+  // the best streaming one still survives, right behind the first `keep`.
+  std::vector<std::string> order = {"p0", "p1", "p2", "n0", "p3", "n1", "n2x"};
+  auto traits = [](const std::string& v) {
+    return std::vector<std::string>{v[0] == 'n' ? "stores=nt" : "stores=plain"};
+  };
+  auto any = [](const std::string&) { return true; };
+  EXPECT_EQ(KeepWithTraits(order, 3, traits, any), 4);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "p2", "n0", "p3", "n1", "n2x"}));
+  order = {"p0", "p1", "p2", "p3", "n0", "n1"};
+  EXPECT_EQ(KeepWithTraits(order, 2, traits, any), 3);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "p1", "n0", "p2", "p3", "n1"}));
+  // Everything covered: the first `keep`, nothing moved.
+  order = {"p0", "n0", "p1"};
+  EXPECT_EQ(KeepWithTraits(order, 2, traits, any), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p0", "n0", "p1"}));
+  // keep beyond the list.
+  EXPECT_EQ(KeepWithTraits(order, 10, traits, any), 3);
+  // Only eligible items, at most max_extra of them, none whose value
+  // `covered` already has (the final round's trait finalists).
+  auto two_traits = [](const std::string& v) {
+    return std::vector<std::string>{v[0] == 'n' ? "stores=nt" : "stores=plain", v[1] == '2' ? "threads=2" : "threads=1"};
+  };
+  order = {"p1a", "n1a", "n2a", "n2b", "p2a"};
+  EXPECT_EQ(KeepWithTraits(order, 1, two_traits, [](const std::string& v) { return v != "n1a"; }, 1), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p1a", "n2a", "n1a", "n2b", "p2a"}));
+  order = {"p1a", "n1a", "p2a"};
+  EXPECT_EQ(KeepWithTraits(order, 1, two_traits, any, 5, std::set<std::string>{"stores=nt"}), 2);
+  EXPECT_EQ(order, (std::vector<std::string>{"p1a", "p2a", "n1a"}));
+}
+
+TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
+  // Variant "v1" is 1 % faster than the incumbent: real, but under min_gain.
+  class Close : public FakeBackend {
+   public:
+    std::vector<Candidate> Candidates(const Bucket&) override {
+      Candidate a, c;
+      a.variant = "v0";
+      c.variant = "v1";
+      return {a, c};
+    }
+    std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(b, c, reps, m);
+      for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 99.0 : 100.0);
+      return v;
+    }
+  } be;
+  be.noise = 0.001;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(7);
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
+  EXPECT_EQ(o.chosen.cand.variant, "v0");
+  EXPECT_FALSE(o.challenger_won);
+  EXPECT_NE(o.decision.find("below the 2% margin"), std::string::npos) << o.decision;
+  ASSERT_TRUE(o.runner_up.has_value());
+  EXPECT_EQ(o.runner_up->cand.variant, "v1");
+}
+
+TEST(Search, KeepsTheIncumbentUnderPureNoise) {
+  // All candidates equal up to +-3 % noise: the incumbent stays.
+  class Flat : public FakeBackend {
+   public:
+    std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(b, c, reps, m);
+      for (double& x : v) x = x / TrueTime(b, c) * 1000.0;
+      return v;
+    }
+  } be;
+  be.noise = 0.03;
+  int kept = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    MeasurementLog log;
+    log.OpenInMemory({});
+    SearchOptions o;
+    o.seed = seed;
+    Search s(be, log, o);
+    const Bucket b = B(7);
+    kept += !s.RunCell("c" + std::to_string(seed), b, be.Candidates(b), be.Default(b), 1e9).challenger_won;
+  }
+  EXPECT_GE(kept, 8);  // a false switch needs p < 0.05 and >= 2 % gain
+}
+
+TEST(Search, DeterministicBackendTakesOneSampleEach) {
+  FakeBackend be;
+  be.deterministic = true;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(6);
+  const auto cands = be.Candidates(b);
+  const CellOutcome o = s.RunCell("c", b, cands, be.Default(b), 1e9);
+  EXPECT_EQ(o.chosen.cand.variant, "v2");
+  EXPECT_EQ(size_t(be.calls), cands.size());  // the incumbent is among the candidates
+}
+
+TEST(Search, FitsTheBudgetByCuttingCandidates) {
+  FakeBackend be;
+  be.sleep_sec = 0.002;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(10);
+  const auto cands = be.Candidates(b);
+  const CellOutcome o = s.RunCell("c", b, cands, be.Default(b), 0.15);
+  EXPECT_TRUE(o.budget_cut);
+  EXPECT_LT(o.candidates_searched, o.candidates_total);
+  EXPECT_GE(o.candidates_searched, 2);
+  EXPECT_LT(o.cost_sec, 0.15 * 2.0);
+}
+
+TEST(Search, ScreenRanksAndKeeps) {
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  const Bucket b = B(8);
+  std::vector<Candidate> firsts;
+  for (int v = 0; v < 8; ++v) {
+    Candidate c;
+    c.variant = "v" + std::to_string(v);
+    firsts.push_back(c);
+  }
+  const CellOutcome o = s.RunScreen("screen", b, firsts, 3, 1e9);
+  ASSERT_EQ(o.ranking.size(), 8u);
+  // (vi + 8) % 8 ranks v0 < v1 < v2 ...
+  EXPECT_EQ(o.ranking[0], firsts[0].Key());
+  EXPECT_EQ(o.ranking[1], firsts[1].Key());
+  EXPECT_EQ(o.ranking[2], firsts[2].Key());
+}
+
+TEST(Search, StopFlagInterrupts) {
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  std::atomic<bool> stop{true};
+  Search s(be, log, SearchOptions{}, &stop);
+  const Bucket b = B(6);
+  EXPECT_THROW(s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9), Interrupted);
+  EXPECT_EQ(be.calls, 0);
+}
+
+}  // namespace
+}  // namespace actgrad::tune

@@ -1,0 +1,457 @@
+#include "tools/tune/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_gelu_backward.h"
+#include "aclnnop/aclnn_hardswish_backward.h"
+#include "aclnnop/aclnn_logit_grad.h"
+#include "aclnnop/aclnn_selu_backward.h"
+#include "aclnnop/aclnn_softshrink_backward.h"
+#include "actgrad/half.h"
+#include "tiling/dispatch.h"
+#include "tiling/machine.h"
+#include "variants/thread_pool.h"
+
+namespace actgrad::tune {
+
+bool OpBroadcasts(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kInner = 1024;  // bcast: g [rows, 1024], x [1, 1024]
+
+struct AlignedBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  ~AlignedBuf() { std::free(p); }
+  void Reserve(size_t b) {
+    if (b <= bytes) return;
+    std::free(p);
+    p = nullptr;
+    if (posix_memalign(&p, 4096, b) != 0) throw std::runtime_error("cpu backend: out of memory");
+    bytes = b;
+    std::memset(p, 0, b);  // fault the pages in now, not while timing
+  }
+};
+
+aclDataType AclType(DType t) {
+  switch (t) {
+    case DType::kF32: return ACL_FLOAT;
+    case DType::kF16: return ACL_FLOAT16;
+    case DType::kBF16: return ACL_BF16;
+    case DType::kI32: return ACL_INT32;
+    case DType::kI8: return ACL_INT8;
+  }
+  return ACL_FLOAT;
+}
+
+int TargetRank(const std::string& t) {
+  static const char* kOrder[] = {"avx512fp16", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2",
+                                 "sse4",       "sve2",     "sve",       "neon",    "emu128", "scalar"};
+  for (int i = 0; i < int(std::size(kOrder)); ++i)
+    if (t == kOrder[i]) return i;
+  return 50;
+}
+
+int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
+
+// Realistic inputs per op (docs: spec operators.md), as float before storing.
+void MakeValues(Op op, std::mt19937_64& rng, float* g, float* x, size_t n) {
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_real_distribution<float> ud(0.001f, 0.999f);
+  for (size_t i = 0; i < n; ++i) {
+    g[i] = nd(rng);
+    switch (op) {
+      case Op::kSeluBwd: {  // x: the forward result y = selu(z)
+        const float z = 1.5f * nd(rng);
+        x[i] = z > 0 ? 1.0507009873554805f * z : 1.0507009873554805f * 1.6732632423543772f * std::expm1(z);
+        break;
+      }
+      case Op::kHardswishBwd: x[i] = 2.5f * nd(rng); break;
+      case Op::kGeluBwd: x[i] = 1.5f * nd(rng); break;
+      case Op::kSoftshrinkBwd: x[i] = nd(rng); break;
+      case Op::kLogitGrad: x[i] = ud(rng); break;
+    }
+  }
+}
+
+void Store(DType t, const float* src, void* dst, size_t n) {
+  switch (t) {
+    case DType::kF32: std::memcpy(dst, src, n * 4); break;
+    case DType::kF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToHalf(src[i]); break;
+    case DType::kBF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToBF16(src[i]); break;
+    case DType::kI32:
+      for (size_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = int32_t(std::lround(src[i] * 16.f));
+      break;
+    case DType::kI8:
+      for (size_t i = 0; i < n; ++i)
+        static_cast<int8_t*>(dst)[i] = int8_t(std::clamp<long>(std::lround(src[i] * 16.f), -128, 127));
+      break;
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+uint64_t ParseCacheSize(const std::string& s) {
+  if (s.empty()) return 0;
+  uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
+  if (s.back() == 'K') v <<= 10;
+  if (s.back() == 'M') v <<= 20;
+  return v;
+}
+
+}  // namespace
+
+struct CpuBackend::Impl {
+  const AccuracyGate* gate;
+  CpuBackendOptions opts;
+
+  // Data of the current (op, dtype): g, x, out with `capacity` elements.
+  int data_op = -1, data_dtype = -1;
+  uint64_t capacity = 0;
+  AlignedBuf g, x, out;
+
+  // Per (cell, candidate, point) state: calibration and executors.
+  struct PointState {
+    bool warmed = false;
+    int64_t iters = 1;
+    aclTensor* tg = nullptr;
+    aclTensor* tx = nullptr;
+    aclTensor* to = nullptr;
+    aclScalar* lambd = nullptr;
+    aclOpExecutor* exec = nullptr;
+    AlignedBuf ws;
+    uint64_t ws_size = 0;
+    ~PointState() {
+      if (exec) aclDestroyAclOpExecutor(exec);
+      if (tg) aclDestroyTensor(tg);
+      if (tx) aclDestroyTensor(tx);
+      if (to) aclDestroyTensor(to);
+      if (lambd) aclDestroyScalar(lambd);
+    }
+  };
+  std::string bucket_key;
+  std::map<std::string, std::unique_ptr<PointState>> states;
+  std::map<std::string, double> last_call;  // size -> seconds of one call (this cell)
+
+  void Prepare(const Bucket& b, uint64_t need) {
+    const size_t es = DTypeSize(b.dtype);
+    if (data_op == int(b.op) && data_dtype == int(b.dtype) && capacity >= need) return;
+    states.clear();  // executors point into the buffers
+    const uint64_t cap = std::max<uint64_t>(need, capacity);
+    g.Reserve(cap * es);
+    x.Reserve(cap * es);
+    out.Reserve(cap * es);
+    // A 1M-element random block, repeated: realistic, cheap for 64M.
+    const size_t block = size_t(std::min<uint64_t>(cap, uint64_t(1) << 20));
+    std::mt19937_64 rng(0xAC7 + uint64_t(b.op) * 131 + uint64_t(b.dtype));
+    std::vector<float> fg(block), fx(block);
+    MakeValues(b.op, rng, fg.data(), fx.data(), block);
+    Store(b.dtype, fg.data(), g.p, block);
+    Store(b.dtype, fx.data(), x.p, block);
+    for (uint64_t at = block; at < cap; at += block) {
+      const size_t m = size_t(std::min<uint64_t>(block, cap - at));
+      std::memcpy(static_cast<char*>(g.p) + at * es, g.p, m * es);
+      std::memcpy(static_cast<char*>(x.p) + at * es, x.p, m * es);
+    }
+    data_op = int(b.op);
+    data_dtype = int(b.dtype);
+    capacity = cap;
+  }
+
+  OpParams Params(const Bucket& b) const {
+    OpParams p;
+    p.gelu_approx = b.mode;
+    p.lambd = 0.5f;
+    p.eps = -1.0f;
+    return p;
+  }
+
+  // Builds the repeatable executor of a bcast measurement with the forced choice.
+  void MakeExecutor(const Bucket& b, const Variant& v, const Candidate& c, uint64_t n, PointState* st) {
+    const int64_t rows = int64_t(n / kInner);
+    const int64_t gdims[2] = {rows, kInner}, gstr[2] = {kInner, 1};
+    const int64_t xdims[2] = {1, kInner}, xstr[2] = {kInner, 1};
+    const aclDataType t = AclType(b.dtype);
+    st->tg = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, g.p);
+    st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, x.p);
+    st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, out.p);
+    if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
+    KernelChoice forced;
+    forced.variant = &v;
+    forced.threads = c.threads;
+    forced.chunk = size_t(c.tile);
+    ScopedKernelOverride scope(forced);
+    aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
+    if (b.op == Op::kGeluBwd) {
+      char approx[8];
+      std::strcpy(approx, b.mode == GeluApprox::kTanh ? "tanh" : "none");
+      s = aclnnGeluBackwardV2GetWorkspaceSize(st->tg, st->tx, approx, st->to, &st->ws_size, &st->exec);
+    } else if (b.op == Op::kSoftshrinkBwd) {
+      float l = 0.5f;
+      st->lambd = aclCreateScalar(&l, ACL_FLOAT);
+      s = aclnnSoftshrinkBackwardGetWorkspaceSize(st->tg, st->tx, st->lambd, st->to, &st->ws_size, &st->exec);
+    } else {
+      throw std::runtime_error(std::string(OpName(b.op)) + " does not broadcast (layout bcast is not tunable)");
+    }
+    if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase one: ") + aclGetRecentErrMsg());
+    if (aclSetAclOpExecutorRepeatable(st->exec) != ACLNN_SUCCESS)
+      throw std::runtime_error(std::string("aclSetAclOpExecutorRepeatable: ") + aclGetRecentErrMsg());
+    st->ws.Reserve(std::max<uint64_t>(st->ws_size, 64));
+  }
+
+  void RunOnce(const Bucket& b, const Variant& v, const Candidate& c, uint64_t n, PointState* st) {
+    if (b.layout == "bcast") {
+      aclnnStatus s = b.op == Op::kGeluBwd ? aclnnGeluBackwardV2(st->ws.p, st->ws_size, st->exec, nullptr)
+                                           : aclnnSoftshrinkBackward(st->ws.p, st->ws_size, st->exec, nullptr);
+      if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + aclGetRecentErrMsg());
+      return;
+    }
+    KernelArgs a{g.p, x.p, out.p, size_t(n), Params(b), 0};
+    RunVariant(v, a, c.threads, size_t(c.tile));
+  }
+};
+
+CpuBackend::CpuBackend(const AccuracyGate* gate, CpuBackendOptions opts) : impl_(new Impl) {
+  impl_->gate = gate;
+  impl_->opts = opts;
+}
+CpuBackend::~CpuBackend() = default;
+
+int CpuBackend::MaxThreads() const {
+  return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : actgrad::MaxThreads();
+}
+
+std::vector<uint64_t> CpuBackend::Points(const Bucket& b) const {
+  const uint64_t lo = uint64_t(1) << b.octave;
+  const uint64_t hi = (uint64_t(1) << (b.octave + 1)) - 1;
+  auto fix = [&](double v) {
+    uint64_t n = uint64_t(std::llround(v));
+    n = std::clamp<uint64_t>(n, lo, hi);
+    n = std::min(n, std::max<uint64_t>(impl_->opts.max_n, 1));
+    if (b.layout == "bcast") n = std::max<uint64_t>(uint64_t(kInner), n / kInner * kInner);
+    return n;
+  };
+  std::vector<uint64_t> p;
+  if (impl_->opts.two_points) {
+    p.push_back(fix(double(b.n) / std::sqrt(2.0)));
+    const uint64_t p2 = fix(double(b.n) * std::sqrt(2.0));
+    if (p2 != p[0]) p.push_back(p2);
+  } else {
+    p.push_back(fix(double(b.n)));
+  }
+  return p;
+}
+
+std::vector<Candidate> CpuBackend::Candidates(const Bucket& b) {
+  std::vector<const Variant*> vs;
+  const Variant* def = DefaultVariant(b.op, b.dtype, b.mode);
+  for (const Variant& v : Variants()) {
+    if (v.op != b.op || v.dtype != b.dtype || !v.supported) continue;
+    if (b.op == Op::kGeluBwd && v.gelu_mode != b.mode) continue;
+    if (&v != def && impl_->gate && !impl_->gate->Allowed(v)) continue;
+    vs.push_back(&v);
+  }
+  // Prior order: the default first, then widest target, register upcast,
+  // plain stores, unroll 2/4/1/8.
+  std::stable_sort(vs.begin(), vs.end(), [&](const Variant* a, const Variant* c) {
+    auto key = [&](const Variant* v) {
+      return std::make_tuple(v != def, TargetRank(v->target), v->nt_stores, UnrollRank(v->unroll),
+                             v->upcast == "staged");
+    };
+    return key(a) < key(c);
+  });
+  const int maxt = MaxThreads();
+  const uint64_t n = b.n;
+  // Threads pay off only above ~8K elements (RunVariant runs anything under
+  // 2K serially). The chunk ("tile") is the piece threads claim dynamically:
+  // 0 is RunVariant's default (4 pieces per thread); one fixed larger value
+  // is tried for large n.
+  std::vector<std::pair<int, int64_t>> configs = {{1, 0}};
+  if (maxt > 1 && n >= 8192) {
+    if (maxt >= 8) configs.push_back({maxt / 2, 0});
+    configs.push_back({maxt, 0});
+    constexpr int64_t kTile = 262144;
+    if (b.layout == "contig" && n >= uint64_t(8 * kTile * maxt)) configs.push_back({maxt, kTile});
+  }
+  std::vector<Candidate> out;
+  for (const Variant* v : vs)
+    for (auto [t, tile] : configs) {
+      Candidate c;
+      c.variant = v->name;
+      c.threads = t;
+      c.tile = tile;
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
+std::vector<std::string> CpuBackend::Traits(const Candidate& c) const {
+  const Variant* v = FindVariant(c.variant);
+  return {"threads=" + std::to_string(c.threads), std::string("stores=") + (v && v->nt_stores ? "nt" : "plain")};
+}
+
+Candidate CpuBackend::Default(const Bucket& b) {
+  const KernelChoice k = DefaultChoice(b.op, b.dtype, b.mode, b.n);
+  if (!k.variant) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +
+                                           std::string(DTypeName(b.dtype)));
+  Candidate c;
+  c.variant = k.variant->name;
+  c.threads = std::min(k.threads, MaxThreads());
+  c.tile = int64_t(k.chunk);
+  return c;
+}
+
+void CpuBackend::Prepare(const Bucket& b) {
+  const std::vector<uint64_t> pts = Points(b);
+  impl_->Prepare(b, *std::max_element(pts.begin(), pts.end()));
+}
+
+std::vector<double> CpuBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
+  const Variant* v = FindVariant(c.variant);
+  if (!v || !v->supported || v->op != b.op || v->dtype != b.dtype)
+    throw std::runtime_error("cpu backend: variant " + c.variant + " cannot run this cell");
+  const std::vector<uint64_t> pts = Points(b);
+  Impl& m = *impl_;
+  m.Prepare(b, *std::max_element(pts.begin(), pts.end()));
+  const std::string bkey = std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
+                           std::to_string(int(b.mode)) + "/" + b.layout + "/" + std::to_string(b.octave) + "/" +
+                           std::to_string(b.n);
+  if (bkey != m.bucket_key) {
+    m.states.clear();
+    m.last_call.clear();
+    m.bucket_key = bkey;
+  }
+  const double per_point = min_seconds / double(pts.size());
+  std::vector<double> samples;
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    double per_elem = 0;
+    for (uint64_t n : pts) {
+      const std::string pkey = std::to_string(n);
+      auto& st = m.states[c.Key() + "@" + pkey];
+      if (!st) st.reset(new Impl::PointState);
+      if (b.layout == "bcast" && !st->exec) m.MakeExecutor(b, *v, c, n, st.get());
+      if (!st->warmed) {
+        // Warm-up once per candidate and size, and calibrate the loop. When
+        // one call at this size is known to take far longer than a sample
+        // (DRAM-sized data: nothing to warm), go straight to one call per block.
+        const auto known = m.last_call.find(pkey);
+        if (known != m.last_call.end() && known->second > 2 * per_point) {
+          st->iters = 1;
+        } else {
+          auto t0 = Clock::now();
+          m.RunOnce(b, *v, c, n, st.get());
+          double t1 = std::chrono::duration<double>(Clock::now() - t0).count();
+          if (t1 < per_point / 4) {  // second estimate, caches and threads now warm
+            t0 = Clock::now();
+            m.RunOnce(b, *v, c, n, st.get());
+            t1 = std::chrono::duration<double>(Clock::now() - t0).count();
+          }
+          st->iters = std::clamp<int64_t>(int64_t(std::ceil(per_point / std::max(t1, 1e-9))), 1, 100000000);
+        }
+        st->warmed = true;
+      }
+      // The sample: up to 5 blocks of calls, the median block. A preemption
+      // (other processes share the cores) spoils one block, not the sample.
+      // A block that stalls badly ends the sample early.
+      const int64_t blocks = std::min<int64_t>(5, st->iters);
+      const int64_t per_block = (st->iters + blocks - 1) / blocks;
+      std::vector<double> block_times;
+      const auto start = Clock::now();
+      for (int64_t k = 0; k < blocks; ++k) {
+        const auto t0 = Clock::now();
+        for (int64_t i = 0; i < per_block; ++i) m.RunOnce(b, *v, c, n, st.get());
+        const auto t1 = Clock::now();
+        block_times.push_back(std::chrono::duration<double>(t1 - t0).count() / double(per_block));
+        if (std::chrono::duration<double>(t1 - start).count() > 4 * per_point) break;
+      }
+      std::nth_element(block_times.begin(), block_times.begin() + long(block_times.size() / 2), block_times.end());
+      const double call = block_times[block_times.size() / 2];
+      m.last_call[pkey] = call;
+      per_elem += call * 1e9 / double(n);
+    }
+    samples.push_back(per_elem / double(pts.size()) * double(b.n));
+  }
+  return samples;
+}
+
+nlohmann::json CpuBackend::Provenance() {
+  nlohmann::json p;
+  p["cpu_model"] = CpuModelName();
+  std::vector<std::string> flags;
+  {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+        std::istringstream ss(line.substr(line.find(':') + 1));
+        std::string f;
+        while (ss >> f) flags.push_back(f);
+        break;
+      }
+  }
+  p["cpu_flags"] = flags;
+  p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
+  p["omp_max_threads"] = MaxThreads();
+  // How long idle pool threads spin (ACTGRAD_SPIN_US) changes what threads
+  // cost on a shared machine; see variants/thread_pool.h.
+  p["spin_us"] = SpinMicroseconds();
+  nlohmann::json caches = nlohmann::json::object();
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string level = ReadFile(dir + "level"), type = ReadFile(dir + "type");
+    if (level.empty()) break;
+    std::string name = "l" + level;
+    if (type == "Data") name += "d";
+    else if (type == "Instruction") name += "i";
+    caches[name] = ParseCacheSize(ReadFile(dir + "size"));
+  }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (caches.empty()) {
+    if (long v = sysconf(_SC_LEVEL1_DCACHE_SIZE); v > 0) caches["l1d"] = v;
+    if (long v = sysconf(_SC_LEVEL2_CACHE_SIZE); v > 0) caches["l2"] = v;
+    if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0) caches["l3"] = v;
+  }
+#endif
+  p["caches"] = caches;
+#if defined(__clang__)
+  p["compiler"] = std::string("Clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  p["compiler"] = std::string("GNU ") + __VERSION__;
+#else
+  p["compiler"] = "unknown";
+#endif
+  p["isa_family"] = IsaFamily();
+  std::set<std::string> targets;
+  for (const Variant& v : Variants())
+    if (v.supported) targets.insert(v.target);
+  p["variant_targets"] = std::vector<std::string>(targets.begin(), targets.end());
+  p["measure_points"] = impl_->opts.two_points ? "n/sqrt2 and n*sqrt2 (clamped to the octave and max_n)" : "n";
+  p["max_n"] = impl_->opts.max_n;
+  return p;
+}
+
+std::string CpuBackend::MachineId() { return actgrad::MachineId(); }
+
+}  // namespace actgrad::tune

@@ -1,0 +1,329 @@
+#include "tools/tune/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "tools/tune/stats.h"
+
+namespace actgrad::tune {
+
+namespace {
+
+uint64_t SplitMix(uint64_t* s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+char Buf[64];
+std::string Fmt(const char* f, double v) {
+  std::snprintf(Buf, sizeof(Buf), f, v);
+  return Buf;
+}
+
+}  // namespace
+
+uint64_t HashKey(uint64_t seed, const std::string& key) {
+  uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a, then mixed
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  return SplitMix(&h);
+}
+
+std::vector<size_t> SeededPermutation(size_t n, uint64_t seed) {
+  std::vector<size_t> p(n);
+  std::iota(p.begin(), p.end(), size_t(0));
+  uint64_t s = seed;
+  for (size_t i = n; i > 1; --i) std::swap(p[i - 1], p[SplitMix(&s) % i]);
+  return p;
+}
+
+struct Search::Slot {
+  Candidate cand;
+  std::map<std::pair<int, int>, double> got;  // (round, rep) -> sample
+  std::vector<double> All() const {
+    std::vector<double> v;
+    for (const auto& [k, x] : got) v.push_back(x);
+    return v;
+  }
+  std::vector<double> Round(int r) const {
+    std::vector<double> v;
+    for (const auto& [k, x] : got)
+      if (k.first == r) v.push_back(x);
+    return v;
+  }
+};
+
+Search::Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop)
+    : backend_(backend), log_(log), opts_(opts), stop_(stop) {}
+
+double Search::Sample(const std::string& cell, const Bucket& b, const Candidate& c, int round, int rep,
+                      CellOutcome* out) {
+  const std::string key = c.Key();
+  if (const LogRecord* r = log_.Find(cell, key, round, rep); r && !r->ns.empty()) {
+    spent_ += r->sec;
+    out->cost_sec += r->sec;
+    ++replayed_;
+    ++out->samples_replayed;
+    if (on_sample) on_sample();
+    return r->ns[0];
+  }
+  if (stop_ && stop_->load()) throw Interrupted();
+  if (prepared_cell_ != cell) {  // untimed: data set-up is not a sample's cost
+    backend_.Prepare(b);
+    prepared_cell_ = cell;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> ns = backend_.Measure(b, c, 1, opts_.min_seconds);
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (ns.empty() || !(ns[0] > 0) || !std::isfinite(ns[0]))
+    throw std::runtime_error("backend " + backend_.Name() + " returned no valid sample for " + key + " in " + cell);
+  LogRecord rec{cell, key, round, rep, ns, sec};
+  log_.Append(rec);
+  spent_ += sec;
+  out->cost_sec += sec;
+  ++measured_;
+  ++out->samples_measured;
+  if (on_sample) on_sample();
+  return ns[0];
+}
+
+std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& cell, const Bucket& b,
+                                                                    const Candidate& a, const Candidate& c,
+                                                                    int reps) {
+  CellOutcome scratch;
+  std::vector<double> sa(size_t(std::max(reps, 0))), sc(sa.size());
+  const auto perm = SeededPermutation(2 * sa.size(), HashKey(opts_.seed, cell + "#confirm"));
+  for (size_t k : perm) {
+    const size_t rep = k / 2;
+    if (k % 2 == 0) sa[rep] = Sample(cell, b, a, kConfirmRound, int(rep), &scratch);
+    else sc[rep] = Sample(cell, b, c, kConfirmRound, int(rep), &scratch);
+  }
+  return {sa, sc};
+}
+
+CellOutcome Search::RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                            const Candidate& incumbent, double budget_sec) {
+  return Run(cell, b, std::move(cands), incumbent, 0, budget_sec);
+}
+
+CellOutcome Search::RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
+                              double budget_sec) {
+  return Run(cell, b, std::move(cands), std::nullopt, std::max(1, keep), budget_sec);
+}
+
+CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                        std::optional<Candidate> incumbent, int keep, double budget_sec) {
+  CellOutcome out;
+  out.cell = cell;
+  out.bucket = b;
+  out.budget_sec = budget_sec;
+  const bool screen = !incumbent.has_value();
+
+  // Slots: [0] is the incumbent (cell mode); challengers follow in prior order.
+  std::vector<Slot> slots;
+  if (!screen) slots.push_back(Slot{*incumbent, {}});
+  for (auto& c : cands) {
+    bool dup = false;
+    for (const auto& s : slots) dup = dup || s.cand.Key() == c.Key();
+    if (!dup) slots.push_back(Slot{std::move(c), {}});
+  }
+  out.candidates_total = int(slots.size());
+  if (slots.empty()) throw std::runtime_error("no candidates for " + cell);
+  const int first_challenger = screen ? 0 : 1;
+  const int n_challengers = int(slots.size()) - first_challenger;
+
+  // Probes: round 0, rep 0 of the incumbent (or the first candidate) and of
+  // the next candidate price a sample (their logged cost, warm-up included:
+  // so a resumed run plans the same). The incumbent may be much slower than
+  // the rest (e.g. threads stalled by other processes): it is priced alone.
+  double before = out.cost_sec;
+  slots[0].got[{0, 0}] = Sample(cell, b, slots[0].cand, 0, 0, &out);
+  const double cost0 = std::max(out.cost_sec - before, 1e-6);
+  double cost1 = cost0;
+  if (slots.size() > 1) {
+    before = out.cost_sec;
+    slots[1].got[{0, 0}] = Sample(cell, b, slots[1].cand, 0, 0, &out);
+    cost1 = std::max(out.cost_sec - before, 1e-6);
+  }
+  const double unit_other = 1.15 * std::min(cost0, cost1);  // a typical candidate's sample
+  const double unit_first = screen ? unit_other : 1.15 * cost0;  // the incumbent's
+
+  const bool det = backend_.Deterministic();
+  int finalists = std::max(2, opts_.finalists);
+  int target = screen ? keep : finalists - 1;  // challengers left when halving stops
+  int trait_extra = screen || det ? 0 : std::max(0, opts_.trait_finalists);  // planned as if always taken
+
+  // Seconds of a plan: c challengers, base reps b0, final reps f. The
+  // incumbent (cell mode) is measured in every round as well.
+  auto plan_cost = [&](int c, int b0, int f) {
+    if (det) return double(c + first_challenger) * unit_other;
+    double ch = 0, inc = 0;
+    int r = 0;
+    if (screen) {
+      for (;; ++r) {
+        ch += double(c) * double(b0 << r);
+        if (c <= target) break;
+        c = std::max(target, (c + 1) / 2);
+      }
+      return ch * unit_other;
+    }
+    while (c > target) {
+      ch += double(c) * double(b0 << r);
+      inc += double(b0 << r);
+      c = std::max(target, (c + 1) / 2);
+      ++r;
+    }
+    ch += double(c + trait_extra) * double(f);
+    inc += double(f);
+    return ch * unit_other + inc * unit_first;
+  };
+  int base = std::max(1, opts_.max_base_reps), freps = std::max(1, opts_.final_reps);
+  int nc = n_challengers;
+  const int min_nc = std::min(n_challengers, screen ? keep + 1 : target);
+  const double spent_probes = out.cost_sec;
+  auto fits = [&] { return spent_probes + plan_cost(nc, base, freps) <= budget_sec; };
+  while (!fits() && base > 1) --base;
+  while (!fits() && freps > std::max(1, std::min(opts_.final_reps, opts_.min_final_reps))) --freps, out.budget_cut = true;
+  while (!fits() && nc > min_nc) --nc, out.budget_cut = true;
+  if (!fits() && !screen && finalists > 2) {  // last resort: the best challenger against the incumbent
+    finalists = 2;
+    target = 1;
+    trait_extra = 0;
+    nc = std::min(nc, 1);
+    out.budget_cut = true;
+  }
+  if (!fits()) out.budget_cut = true;  // the minimal search overruns its share
+  slots.resize(size_t(first_challenger + nc));
+  out.candidates_searched = int(slots.size());
+
+  auto median_of = [&](int i) { return Median(slots[size_t(i)].All()); };
+  auto measure_round = [&](const std::vector<int>& who, int round, int reps) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int i : who)
+      for (int rep = 0; rep < reps; ++rep)
+        if (!slots[size_t(i)].got.count({round, rep})) pairs.push_back({i, rep});
+    const auto perm = SeededPermutation(pairs.size(), HashKey(opts_.seed, cell + "#" + std::to_string(round)));
+    for (size_t k : perm) {
+      const auto [i, rep] = pairs[k];
+      slots[size_t(i)].got[{round, rep}] = Sample(cell, b, slots[size_t(i)].cand, round, rep, &out);
+    }
+  };
+  // Sorts indices by median (ties: prior order).
+  auto by_median = [&](std::vector<int> v, auto&& med) {
+    std::stable_sort(v.begin(), v.end(), [&](int a, int c) { return med(a) < med(c); });
+    return v;
+  };
+
+  std::vector<int> challengers(static_cast<size_t>(nc));
+  std::iota(challengers.begin(), challengers.end(), first_challenger);
+  std::vector<std::vector<int>> eliminated;  // per round, best first
+
+  if (det) {
+    std::vector<int> all(slots.size());
+    std::iota(all.begin(), all.end(), 0);
+    measure_round(all, 0, 1);
+    challengers = by_median(challengers, median_of);
+  } else {
+    for (int r = 0;; ++r) {
+      if (!screen && int(challengers.size()) <= target) break;
+      std::vector<int> who = challengers;
+      if (!screen) who.insert(who.begin(), 0);
+      measure_round(who, r, base << r);
+      challengers = by_median(challengers, median_of);
+      if (int(challengers.size()) <= target) break;
+      const size_t next = size_t(std::max(target, int(challengers.size() + 1) / 2));
+      eliminated.emplace_back(challengers.begin() + long(next), challengers.end());
+      challengers.resize(next);
+    }
+  }
+
+  // Ranking: survivors, then the eliminated, later rounds first.
+  for (int i : challengers) out.ranking.push_back(slots[size_t(i)].cand.Key());
+  for (auto it = eliminated.rbegin(); it != eliminated.rend(); ++it)
+    for (int i : *it) out.ranking.push_back(slots[size_t(i)].cand.Key());
+
+  auto stats = [&](int i, const std::vector<double>& samples) {
+    CandidateStats s;
+    s.cand = slots[size_t(i)].cand;
+    s.samples = samples;
+    s.median = Median(samples);
+    s.spread_pct = SpreadPct(samples);
+    return s;
+  };
+
+  if (screen) {
+    const int best = challengers.front();
+    out.chosen = stats(best, slots[size_t(best)].All());
+    if (challengers.size() > 1) out.runner_up = stats(challengers[1], slots[size_t(challengers[1])].All());
+    out.decision = "screen";
+    return out;
+  }
+
+  // Trait finalists: for each trait value none of the finalists (incumbent
+  // included) has, the best eliminated candidate that has it (later rounds
+  // first, by median), when it is not far behind the leader.
+  if (trait_extra > 0 && !challengers.empty()) {
+    const auto traits_of = [&](int i) { return backend_.Traits(slots[size_t(i)].cand); };
+    const double lead = median_of(challengers.front());
+    const std::vector<std::string> incumbent_traits = traits_of(0);
+    std::vector<int> order = challengers;
+    for (auto it = eliminated.rbegin(); it != eliminated.rend(); ++it) order.insert(order.end(), it->begin(), it->end());
+    const int top = KeepWithTraits(
+        order, int(challengers.size()), traits_of, [&](int i) { return median_of(i) <= lead * opts_.trait_within; },
+        trait_extra, std::set<std::string>(incumbent_traits.begin(), incumbent_traits.end()));
+    challengers.assign(order.begin(), order.begin() + top);
+  }
+
+  // Final round: the surviving challengers and the incumbent, interleaved.
+  std::vector<int> finals = challengers;
+  finals.insert(finals.begin(), 0);
+  int final_round = kFinalRound;
+  if (det) {
+    final_round = 0;
+  } else {
+    measure_round(finals, kFinalRound, freps);
+  }
+  auto final_median = [&](int i) { return Median(slots[size_t(i)].Round(final_round)); };
+  finals = by_median(finals, final_median);
+  out.incumbent = stats(0, slots[0].Round(final_round));
+  const int best = finals.front();
+  int chosen = 0;
+  if (best == 0) {
+    out.decision = "incumbent is fastest";
+  } else {
+    const auto& w = slots[size_t(best)].Round(final_round);
+    const auto& inc = slots[0].Round(final_round);
+    const double gain = 1.0 - Median(w) / Median(inc);
+    out.p_value = det ? 0.0 : MannWhitneyLessP(w, inc);
+    if (out.p_value < opts_.alpha && gain >= opts_.min_gain) {
+      chosen = best;
+      out.challenger_won = true;
+      out.decision = "challenger wins: " + Fmt("%.1f", 100 * gain) + "% faster" +
+                     (det ? std::string() : ", p=" + Fmt("%.3g", out.p_value));
+    } else if (!det && out.p_value >= opts_.alpha) {
+      out.decision = "incumbent kept: challenger " + Fmt("%.1f", 100 * gain) + "% faster, p=" +
+                     Fmt("%.3g", out.p_value) + ", not significant";
+    } else {
+      out.decision = "incumbent kept: challenger " + Fmt("%.1f", 100 * gain) + "% faster, below the " +
+                     Fmt("%.0f", 100 * opts_.min_gain) + "% margin" +
+                     (det ? std::string() : " (p=" + Fmt("%.3g", out.p_value) + ")");
+    }
+  }
+  out.chosen = stats(chosen, slots[size_t(chosen)].Round(final_round));
+  for (int i : finals)
+    if (i != chosen) {
+      out.runner_up = stats(i, slots[size_t(i)].Round(final_round));
+      break;
+    }
+  return out;
+}
+
+}  // namespace actgrad::tune

@@ -1,0 +1,167 @@
+// The tuner's search, independent of the measurement backend: successive
+// halving over a cell's candidates with interleaved, shuffled (seeded)
+// rounds, then a final interleaved round of the best few against the
+// incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
+// the challenger is faster with p < alpha and a median gain >= min_gain.
+//
+// Every sample goes through the measurement log: a sample whose (cell,
+// candidate, round, rep) is logged is replayed, not re-measured. All of the
+// search's decisions (including how it fits the budget) depend only on
+// sample values and logged costs, so a resumed run walks the same path.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/tune/backend.h"
+#include "tools/tune/log.h"
+
+namespace actgrad::tune {
+
+struct SearchOptions {
+  double min_seconds = 0.0015;  // wall time of one sample (the CPU backend loops the kernel)
+  int final_reps = 14;          // samples per finalist in the final round
+  int min_final_reps = 5;       // ... when the budget is short
+  int finalists = 3;            // candidates in the final round, the incumbent included
+  int max_base_reps = 2;        // samples per candidate in round 0 when the budget allows
+  // Besides the halving's survivors, at most this many more finalists: the
+  // best candidate of each Backend::Traits value no finalist has, if its
+  // median so far is within trait_within of the leader's.
+  int trait_finalists = 2;
+  double trait_within = 1.5;
+  double alpha = 0.05;          // significance level of the U test
+  double min_gain = 0.02;       // a challenger must also be this much faster (median)
+  uint64_t seed = 1;
+};
+
+// Samples of one candidate (ns per call at the bucket's n).
+struct CandidateStats {
+  Candidate cand;
+  std::vector<double> samples;
+  double median = 0;
+  double spread_pct = 0;
+};
+
+struct CellOutcome {
+  std::string cell;  // log key of the cell
+  Bucket bucket;
+  CandidateStats chosen;
+  CandidateStats incumbent;
+  std::optional<CandidateStats> runner_up;
+  bool challenger_won = false;
+  double p_value = 1.0;
+  std::string decision;
+  std::vector<std::string> ranking;  // candidate keys, best first (screening)
+  int candidates_total = 0;          // offered
+  int candidates_searched = 0;       // after fitting the budget
+  bool budget_cut = false;           // candidates or repetitions were cut to fit
+  int samples_measured = 0, samples_replayed = 0;
+  double cost_sec = 0;               // measurement time (logged) of the cell
+  double budget_sec = 0;             // what it was allowed
+  // --check only: fresh interleaved samples of the incumbent (the shipping
+  // choice) against `chosen`, taken after the search picked it. The search's
+  // own final round is what made `chosen` the best of several noisy
+  // estimates, so its ratio is biased towards the challenger.
+  struct Confirmation {
+    double ratio = 1;   // median(incumbent) / median(chosen): > 1 = incumbent slower
+    double p = 1;       // one-sided U test, chosen faster than the incumbent
+    int reps = 0;
+  };
+  std::optional<Confirmation> confirmed;
+};
+
+// Thrown when the stop flag is raised (Ctrl-C): the log keeps everything
+// measured so far.
+class Interrupted : public std::exception {
+ public:
+  const char* what() const noexcept override { return "interrupted"; }
+};
+
+class Search {
+ public:
+  Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop = nullptr);
+
+  // Tunes one cell. `cands` are in order of prior preference (simplest or
+  // most promising first); the incumbent is added when missing and is never
+  // eliminated before the final round.
+  CellOutcome RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                      const Candidate& incumbent, double budget_sec);
+
+  // Screening: successive halving without an incumbent, stopping once at
+  // most `keep` candidates survive; `ranking` orders all candidates.
+  CellOutcome RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
+                        double budget_sec);
+
+  // `reps` fresh samples each of a and c, interleaved in a seeded order,
+  // logged (round kConfirmRound) so that a resumed run replays them.
+  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Bucket& b,
+                                                              const Candidate& a, const Candidate& c, int reps);
+
+  // Virtual clock: the summed logged cost of every sample this Search used.
+  double spent() const { return spent_; }
+  int measured() const { return measured_; }
+  int replayed() const { return replayed_; }
+  const SearchOptions& options() const { return opts_; }
+
+  // Called after every sample (for progress displays).
+  std::function<void()> on_sample;
+
+ private:
+  struct Slot;
+  CellOutcome Run(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
+                  std::optional<Candidate> incumbent, int keep, double budget_sec);
+  double Sample(const std::string& cell, const Bucket& b, const Candidate& c, int round, int rep,
+                CellOutcome* out);
+
+  Backend& backend_;
+  MeasurementLog& log_;
+  SearchOptions opts_;
+  const std::atomic<bool>* stop_;
+  double spent_ = 0;
+  int measured_ = 0, replayed_ = 0;
+  std::string prepared_cell_;  // the cell Backend::Prepare last ran for
+};
+
+// The log key of the final round (rounds of the halving count from 0).
+inline constexpr int kFinalRound = 100;
+inline constexpr int kConfirmRound = 101;  // Search::Compare
+
+// Deterministic shuffle (Fisher-Yates over a splitmix64 stream): the same
+// seed and key give the same order on every platform.
+uint64_t HashKey(uint64_t seed, const std::string& key);
+
+// Survivors that cover every trait value: the first `keep` of `order` (best
+// first) and, moved up right behind them, the best-ranked item of each trait
+// value (`traits(item)`, e.g. "stores=nt") that neither they nor `covered`
+// have, at most `max_extra` of them and only items `eligible` accepts.
+// Returns how many lead `order` now. Used for a screen's survivors (a screen
+// at cache-resident sizes ranks every streaming-store variant low, but the
+// cells past the last-level cache need one) and for the final round's trait
+// finalists.
+template <class T, class TraitsOf, class Eligible>
+int KeepWithTraits(std::vector<T>& order, int keep, TraitsOf&& traits, Eligible&& eligible,
+                   int max_extra = std::numeric_limits<int>::max(), std::set<std::string> covered = {}) {
+  int top = std::min<int>(std::max(keep, 0), int(order.size()));
+  for (int r = 0; r < top; ++r)
+    for (const auto& t : traits(order[size_t(r)])) covered.insert(t);
+  for (size_t r = size_t(top); r < order.size() && max_extra > 0; ++r) {
+    const std::vector<std::string> t = traits(order[r]);
+    if (std::all_of(t.begin(), t.end(), [&](const std::string& s) { return covered.count(s) > 0; })) continue;
+    if (!eligible(order[r])) continue;
+    covered.insert(t.begin(), t.end());
+    std::rotate(order.begin() + top, order.begin() + long(r), order.begin() + long(r) + 1);
+    ++top;
+    --max_extra;
+  }
+  return top;
+}
+std::vector<size_t> SeededPermutation(size_t n, uint64_t seed);
+
+}  // namespace actgrad::tune

@@ -1,0 +1,553 @@
+#include "tools/tune/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "tools/tune/stats.h"
+
+namespace actgrad::tune {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string ModeName(GeluApprox m) { return m == GeluApprox::kTanh ? "tanh" : "none"; }
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string SizeLabel(uint64_t n) {
+  if (n >= (uint64_t(1) << 20) && n % (uint64_t(1) << 20) == 0) return std::to_string(n >> 20) + "M";
+  if (n >= 1024 && n % 1024 == 0) return std::to_string(n >> 10) + "K";
+  return std::to_string(n);
+}
+
+std::string Short(const Candidate& c) {
+  return c.variant + " thr" + std::to_string(c.threads) + (c.tile ? " tile" + SizeLabel(uint64_t(c.tile)) : "");
+}
+
+}  // namespace
+
+TuneConfig TuneConfig::Defaults(bool quick) {
+  TuneConfig c;
+  c.quick = quick;
+  if (quick) {
+    c.budget_sec = 85;
+    c.screen_keep = 3;
+    c.search.min_seconds = 0.001;
+    c.search.final_reps = 6;
+    c.search.min_final_reps = 4;
+    c.search.max_base_reps = 1;
+  }
+  return c;
+}
+
+json TuneConfig::ToJson() const {
+  json j;
+  // Bump when the search changes how it walks (a log of another version is
+  // not replayed: its samples would be asked for in another order).
+  j["search_version"] = 7;
+  std::vector<std::string> o, d, m;
+  for (Op op : ops) o.emplace_back(OpName(op));
+  for (DType t : dtypes) d.emplace_back(DTypeName(t));
+  for (GeluApprox g : gelu_modes) m.push_back(ModeName(g));
+  j["ops"] = o;
+  j["dtypes"] = d;
+  j["octaves"] = octaves;
+  j["layouts"] = layouts;
+  j["gelu_modes"] = m;
+  j["budget_sec"] = budget_sec;
+  j["quick"] = quick;
+  j["max_n"] = max_n;
+  j["screen_keep"] = screen_keep;
+  j["screen_octaves"] = screen_octaves;
+  j["overhead_share"] = overhead_share;
+  j["screen_share"] = screen_share;
+  if (points != Points::kTuned) j["points"] = points == Points::kBetween ? "between" : "both";
+  if (incumbent_name != "default") j["incumbent"] = incumbent_name;
+  if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
+  j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
+                 {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
+                 {"max_base_reps", search.max_base_reps}, {"trait_finalists", search.trait_finalists},
+                 {"trait_within", search.trait_within}, {"alpha", search.alpha},
+                 {"min_gain", search.min_gain}, {"seed", search.seed}};
+  return j;
+}
+
+uint64_t BetweenN(int h) { return (uint64_t(1) << (h + 1)) - 3; }
+
+uint64_t RepresentativeN(int h, uint64_t max_n) {
+  const uint64_t lo = uint64_t(1) << h;
+  const uint64_t centre = std::max<uint64_t>(lo, uint64_t(std::llround(double(lo) * std::sqrt(2.0) / 64.0)) * 64);
+  return std::max(lo, std::min(centre, max_n));
+}
+
+std::string GroupKey(const Bucket& b) {
+  return std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
+         (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
+}
+
+std::string CellKey(const Bucket& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
+
+bool OpHasBcast(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
+bool OpHasDType(Op op, DType t) { return IsFloat(t) || op == Op::kSeluBwd; }
+
+std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
+  std::vector<CellSpec> cells;
+  for (Op op : cfg.ops)
+    for (DType t : cfg.dtypes) {
+      if (!OpHasDType(op, t)) continue;
+      std::vector<GeluApprox> modes = {GeluApprox::kNone};
+      if (op == Op::kGeluBwd) modes = cfg.gelu_modes;
+      for (GeluApprox m : modes)
+        for (const std::string& layout : cfg.layouts) {
+          if (layout == "bcast" && !OpHasBcast(op)) continue;
+          for (int k : cfg.octaves) {
+            std::vector<uint64_t> ns;
+            if (cfg.points != TuneConfig::Points::kBetween) ns.push_back(RepresentativeN(k, cfg.max_n));
+            if (cfg.points != TuneConfig::Points::kTuned && BetweenN(k) <= cfg.max_n) ns.push_back(BetweenN(k));
+            for (uint64_t n : ns) {
+              CellSpec c;
+              c.bucket = Bucket{op, t, layout, k, n, m};
+              c.key = CellKey(c.bucket) + (n == RepresentativeN(k, cfg.max_n) ? "" : "@" + std::to_string(n));
+              c.group = GroupKey(c.bucket);
+              // Budget weight: samples of large cells cost more (a call takes
+              // longer than a sample's minimum), but beyond 8M elements no cell
+              // can be searched fully in a 10-minute run: those share alike.
+              c.weight = 1.0 + double(std::min<uint64_t>(c.bucket.n, uint64_t(8) << 20)) / double(1 << 20);
+              cells.push_back(std::move(c));
+            }
+          }
+        }
+    }
+  return cells;
+}
+
+tables::Entry ToEntry(const CellOutcome& o) {
+  tables::Entry e;
+  e.op = o.bucket.op;
+  e.dtype = o.bucket.dtype;
+  e.mode = o.bucket.op == Op::kGeluBwd ? o.bucket.mode : GeluApprox::kNone;
+  tables::ParseLayout(o.bucket.layout, &e.layout);
+  e.octave = o.bucket.octave;
+  e.variant = o.chosen.cand.variant;
+  e.tile = o.chosen.cand.tile;
+  e.threads = o.chosen.cand.threads;
+  e.median_ns = std::round(o.chosen.median * 10) / 10;
+  // The best-ranked one-thread candidate of the search (the ranking holds
+  // the challengers, best first; keys are variant|tile|threads[|extra]).
+  if (o.chosen.cand.threads > 1) {
+    for (const std::string& key : o.ranking) {
+      const size_t a = key.find('|'), b = key.find('|', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      const size_t c = key.find('|', b + 1);
+      if (key.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1) != "1") continue;
+      if (c != std::string::npos) continue;  // backend-specific extras: not a plain CPU candidate
+      e.one_thread_variant = key.substr(0, a);
+      e.one_thread_tile = std::stoll(key.substr(a + 1, b - a - 1));
+      break;
+    }
+  }
+  e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
+  if (o.runner_up) {
+    json r{{"variant", o.runner_up->cand.variant},
+           {"tile", o.runner_up->cand.tile},
+           {"threads", o.runner_up->cand.threads},
+           {"median_ns", std::round(o.runner_up->median * 10) / 10}};
+    if (!o.runner_up->cand.extra.empty()) r["extra"] = o.runner_up->cand.extra;
+    e.runner_up = r;
+  }
+  json extra = o.chosen.cand.extra.is_object() ? o.chosen.cand.extra : json::object();
+  extra["tuning"] = {{"n", o.bucket.n},
+                     {"default", {{"variant", o.incumbent.cand.variant},
+                                  {"tile", o.incumbent.cand.tile},
+                                  {"threads", o.incumbent.cand.threads},
+                                  {"median_ns", std::round(o.incumbent.median * 10) / 10}}},
+                     {"speedup_vs_default", std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
+                     {"p_value", std::round(o.p_value * 1e4) / 1e4},
+                     {"decision", o.decision},
+                     {"candidates", o.candidates_searched},
+                     {"candidates_offered", o.candidates_total},
+                     {"budget_cut", o.budget_cut}};
+  e.extra = extra;
+  return e;
+}
+
+TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
+                     const std::atomic<bool>* stop) {
+  TuneResult res;
+  const std::vector<CellSpec> cells = PlanCells(cfg);
+  std::vector<std::string> groups;
+  for (const auto& c : cells)
+    if (groups.empty() || groups.back() != c.group) groups.push_back(c.group);
+  const bool det = be.Deterministic();
+  const double B = cfg.budget_sec * (1.0 - cfg.overhead_share);
+  const double screen_per_group = det || groups.empty() ? 0.0 : B * cfg.screen_share / double(groups.size());
+  double total_weight = 0;
+  for (const auto& c : cells) total_weight += c.weight;
+  // Static plan, for progress only: each screen and cell's share of B.
+  const double cell_pool = B - screen_per_group * double(groups.size());
+
+  Search search(be, log, cfg.search, stop);
+  double done_plan = 0, cur_plan = 0, cur_allow = 1, cur_start = 0;
+  std::string cur_what;
+  search.on_sample = [&] {
+    const double f = std::min(1.0, (search.spent() - cur_start) / std::max(cur_allow, 1e-9));
+    progress.Update(done_plan + f * cur_plan, cur_what);
+  };
+  progress.Begin("actgrad-tune: backend " + be.Name() + ", " + std::to_string(cells.size()) + " cells in " +
+                     std::to_string(groups.size()) + " groups, budget " + FormatDuration(cfg.budget_sec) +
+                     (cfg.quick ? " (quick)" : "") + (log.loaded() ? ", resuming: " + std::to_string(log.loaded()) +
+                                                                          " logged measurements" : ""),
+                 B);
+
+  size_t ci = 0;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    std::vector<const CellSpec*> gcells;
+    for (const auto& c : cells)
+      if (c.group == groups[gi]) gcells.push_back(&c);
+    const Bucket& g0 = gcells.front()->bucket;
+
+    // --- screening: one candidate per variant at a mid and a large size ---
+    struct ScreenOrder {
+      int octave;
+      std::vector<std::string> variants;  // best first
+      int top;                            // how many survive
+    };
+    std::vector<ScreenOrder> screens;
+    if (!det) {
+      std::vector<int> sb;
+      for (int s : cfg.screen_octaves) {
+        int best = cfg.octaves.front();
+        for (int k : cfg.octaves)
+          if (std::abs(k - s) < std::abs(best - s)) best = k;
+        if (std::find(sb.begin(), sb.end(), best) == sb.end()) sb.push_back(best);
+      }
+      for (int k : sb) {
+        Bucket b{g0.op, g0.dtype, "contig", k, RepresentativeN(k, cfg.max_n), g0.mode};
+        std::vector<Candidate> firsts;
+        std::set<std::string> seen;
+        for (auto& c : be.Candidates(b))
+          if (seen.insert(c.variant).second) firsts.push_back(c);
+        std::vector<std::string> order;
+        if (int(firsts.size()) > cfg.screen_keep) {
+          cur_plan = screen_per_group / double(sb.size());
+          cur_allow = cur_plan;
+          cur_start = search.spent();
+          cur_what = "screen " + GroupKey(b) + " o" + std::to_string(k);
+          const CellOutcome o =
+              search.RunScreen("screen/" + GroupKey(b) + "/o" + std::to_string(k), b, firsts, cfg.screen_keep, cur_plan);
+          done_plan += cur_plan;
+          std::map<std::string, std::string> var_of;
+          for (const auto& c : firsts) var_of[c.Key()] = c.variant;
+          for (const auto& key : o.ranking) order.push_back(var_of[key]);
+          for (const auto& c : firsts)  // cut by the budget: after the ranked ones
+            if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
+          // The screen runs one thread: thread counts are the cells' business.
+          const int top = KeepWithTraits(
+              order, cfg.screen_keep,
+              [&](const std::string& variant) {
+                Candidate c;
+                c.variant = variant;
+                std::vector<std::string> t = be.Traits(c);
+                std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
+                return t;
+              },
+              [](const std::string&) { return true; });
+          std::string names;
+          for (int i = 0; i < top; ++i) names += (i ? ", " : "") + order[size_t(i)];
+          progress.Line("screen " + GroupKey(b) + " o" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
+                        " variants -> " + names + (o.budget_cut ? " (budget cut)" : ""));
+          screens.push_back({k, order, top});
+        } else {
+          for (const auto& c : firsts) order.push_back(c.variant);
+          screens.push_back({k, order, int(order.size())});
+        }
+      }
+    }
+    // rank of a variant for octave k: its place in the nearest screen's top,
+    // else after them by the other screens; unranked variants are dropped.
+    auto rank_for = [&](int k, const std::string& variant) -> int {
+      if (screens.empty()) return 0;
+      std::vector<size_t> idx(screens.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        return std::abs(screens[a].octave - k) < std::abs(screens[b].octave - k);
+      });
+      int base = 0;
+      for (size_t i : idx) {
+        const auto& order = screens[i].variants;
+        const int top = screens[i].top;
+        for (int r = 0; r < top; ++r)
+          if (order[size_t(r)] == variant) return base + r;
+        base += top;
+      }
+      return -1;
+    };
+
+    // --- the cells of the group ---
+    std::map<std::string, Candidate> prev_winner;  // per layout: the last octave's choice
+    for (const CellSpec* cs : gcells) {
+      ++ci;
+      const Bucket& b = cs->bucket;
+      double later_weight = 0;
+      for (size_t j = ci - 1; j < cells.size(); ++j) later_weight += cells[j].weight;
+      const double reserve = screen_per_group * double(groups.size() - gi - 1);
+      const double allowance = std::max(0.0, B - search.spent() - reserve) * cs->weight / later_weight;
+      cur_plan = cell_pool * cs->weight / total_weight;
+      cur_allow = allowance;
+      cur_start = search.spent();
+      cur_what = cs->key;
+      try {
+        std::vector<Candidate> all = be.Candidates(b);
+        if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
+        const Candidate inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
+        // Order (what survives when the budget cuts candidates): the screen's
+        // variant rank, and within it the configuration (threads, tile) that
+        // won the previous size first, then the backend's order of configurations.
+        std::map<std::string, int> config_index;  // per variant, in backend order
+        const auto pw = prev_winner.find(b.layout);
+        std::vector<std::pair<int, Candidate>> ranked;
+        for (auto& c : all) {
+          int r = rank_for(b.octave, c.variant);
+          if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
+          const int ci = config_index[c.variant]++;
+          const bool same_config = pw != prev_winner.end() && pw->second.threads == c.threads &&
+                                   pw->second.tile == c.tile && pw->second.extra == c.extra;
+          if (r >= 0) ranked.push_back({r + 2 * (same_config ? 0 : 1 + ci), std::move(c)});
+        }
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
+        std::vector<Candidate> cands;
+        for (auto& [r, c] : ranked) cands.push_back(std::move(c));
+        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance);
+        if (cfg.confirm_reps > 0 && o.chosen.cand.Key() != o.incumbent.cand.Key() &&
+            o.incumbent.median > o.chosen.median * (1.0 + cfg.confirm_above)) {
+          const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);
+          o.confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
+        }
+        res.budget_cut_cells += o.budget_cut;
+        progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
+                      Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
+                      " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) + "  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
+                      std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
+                      (o.budget_cut ? ", budget cut" : "") + "]");
+        prev_winner[b.layout] = o.chosen.cand;
+        res.table.entries.push_back(ToEntry(o));
+        res.cells.push_back(std::move(o));
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const std::exception& e) {
+        res.notes.push_back(cs->key + ": skipped: " + e.what());
+        progress.Line(cs->key + ": skipped: " + e.what());
+      }
+      done_plan += cur_plan;
+    }
+  }
+
+  res.spent_sec = search.spent();
+  res.measured = search.measured();
+  res.replayed = search.replayed();
+  res.table.machine_id = be.MachineId();
+  res.table.backend = be.Name();
+  json prov = be.Provenance();
+  prov["tool_version"] = kToolVersion;
+  prov["backend"] = be.Name();
+  prov["budget_sec"] = cfg.budget_sec;
+  prov["quick"] = cfg.quick;
+  prov["tuning"] = {{"cells", cells.size()},
+                    {"entries", res.table.entries.size()},
+                    {"measurements", res.measured + res.replayed},
+                    {"measurement_sec", std::round(res.spent_sec * 10) / 10},
+                    {"budget_cut_cells", res.budget_cut_cells},
+                    {"seed", cfg.search.seed},
+                    {"notes", res.notes}};
+  res.table.provenance = prov;
+  progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
+               " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
+               FormatDuration(res.spent_sec) + " of measurement" +
+               (res.budget_cut_cells ? ", " + std::to_string(res.budget_cut_cells) + " cells cut to fit the budget"
+                                     : ""));
+  return res;
+}
+
+std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const TuneConfig& cfg, int reps,
+                                 Progress& progress, const std::atomic<bool>* stop) {
+  std::vector<VerifyRow> rows;
+  std::vector<const tables::Entry*> todo;
+  for (const auto& e : table.entries) {
+    if (std::find(cfg.ops.begin(), cfg.ops.end(), e.op) == cfg.ops.end()) continue;
+    if (std::find(cfg.dtypes.begin(), cfg.dtypes.end(), e.dtype) == cfg.dtypes.end()) continue;
+    if (std::find(cfg.octaves.begin(), cfg.octaves.end(), e.octave) == cfg.octaves.end()) continue;
+    if (std::find(cfg.layouts.begin(), cfg.layouts.end(), std::string(tables::LayoutName(e.layout))) ==
+        cfg.layouts.end())
+      continue;
+    if (e.op == Op::kGeluBwd &&
+        std::find(cfg.gelu_modes.begin(), cfg.gelu_modes.end(), e.mode) == cfg.gelu_modes.end())
+      continue;
+    todo.push_back(&e);
+  }
+  progress.Begin("actgrad-tune --verify: " + std::to_string(todo.size()) + " entries, " + std::to_string(reps) +
+                     " interleaved samples each of the table's choice and the default",
+                 double(todo.size()));
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const tables::Entry& e = *todo[i];
+    VerifyRow row;
+    row.bucket = Bucket{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
+                        e.mode};
+    row.entry.variant = e.variant;
+    row.entry.tile = e.tile;
+    row.entry.threads = e.threads;
+    if (e.extra.is_object())
+      for (auto it = e.extra.begin(); it != e.extra.end(); ++it)
+        if (it.key() != "tuning") row.entry.extra[it.key()] = it.value();
+    progress.Update(double(i), CellKey(row.bucket));
+    try {
+      row.def = be.Default(row.bucket);
+      row.same = row.def.Key() == row.entry.Key();
+      std::vector<double> a, d;
+      const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.bucket));
+      const auto order = SeededPermutation(size_t(2 * reps), seed);
+      for (size_t k : order) {
+        if (stop && stop->load()) throw Interrupted();
+        const bool entry = k % 2 == 0;
+        if (row.same && !entry) continue;
+        const auto s = be.Measure(row.bucket, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
+        (entry ? a : d).push_back(s.at(0));
+      }
+      row.entry_ns = Median(a);
+      row.def_ns = row.same ? row.entry_ns : Median(d);
+      row.speedup = row.def_ns / row.entry_ns;
+      row.p_value = row.same ? 1.0 : MannWhitneyLessP(a, d);
+      row.p_slower = row.same ? 1.0 : MannWhitneyLessP(d, a);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& ex) {
+      row.note = ex.what();
+    }
+    progress.Line(CellKey(row.bucket) + ": x" + Fmt("%.2f", row.speedup) + (row.note.empty() ? "" : "  " + row.note));
+    rows.push_back(std::move(row));
+  }
+  progress.End("");
+  return rows;
+}
+
+std::string FormatVerify(const std::vector<VerifyRow>& rows) {
+  std::ostringstream o;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5s %7s %11s %11s %8s\n", "cell", "n", "table's choice", "thr",
+                "tile", "table ns", "default ns", "speedup");
+  o << line;
+  std::map<std::string, std::vector<double>> by_group, by_group_layout;
+  std::vector<std::string> order, order_l;
+  int slower = 0;
+  for (const auto& r : rows) {
+    if (!r.note.empty()) {
+      o << CellKey(r.bucket) << ": not measured: " << r.note << "\n";
+      continue;
+    }
+    // Significant either way (one-sided U tests), or neither.
+    const std::string mark = r.same               ? " (default)"
+                             : r.p_value < 0.05   ? ""
+                             : r.p_slower < 0.05  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
+                                                  : " (n.s.)";
+    if (!r.same && r.p_slower < 0.05) ++slower;
+    std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %11.4g %11.4g %7.2fx%s\n", CellKey(r.bucket).c_str(),
+                  SizeLabel(r.bucket.n).c_str(), r.entry.variant.c_str(), r.entry.threads,
+                  r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "auto", r.entry_ns, r.def_ns, r.speedup,
+                  mark.c_str());
+    o << line;
+    const std::string g = std::string(OpName(r.bucket.op)) + " " + std::string(DTypeName(r.bucket.dtype)) +
+                          (r.bucket.op == Op::kGeluBwd ? " " + ModeName(r.bucket.mode) : "");
+    const std::string gl = g + " " + r.bucket.layout;
+    if (!by_group.count(g)) order.push_back(g);
+    if (!by_group_layout.count(gl)) order_l.push_back(gl);
+    by_group[g].push_back(r.speedup);
+    by_group_layout[gl].push_back(r.speedup);
+  }
+  o << "\ngeometric mean speed-up over the default, per op/dtype and layout:\n";
+  for (const auto& g : order_l) {
+    const auto& v = by_group_layout[g];
+    std::snprintf(line, sizeof(line), "  %-30s %6.2fx  (%zu octaves, min %.2fx, max %.2fx)\n", g.c_str(), GeoMean(v),
+                  v.size(), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+    o << line;
+  }
+  o << "per op/dtype (all layouts):\n";
+  std::vector<double> all;
+  for (const auto& g : order) {
+    const auto& v = by_group[g];
+    all.insert(all.end(), v.begin(), v.end());
+    std::snprintf(line, sizeof(line), "  %-30s %6.2fx\n", g.c_str(), GeoMean(v));
+    o << line;
+  }
+  if (!all.empty()) {
+    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries; %d significantly slower than the default\n",
+                  GeoMean(all), all.size(), slower);
+    o << line;
+  }
+  return o.str();
+}
+
+std::string FormatCheck(const TuneResult& res, double tolerance) {
+  std::ostringstream o;
+  char line[640];
+  std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11s %-50s %11s %9s %9s %s\n", "cell", "n", "shipping choice",
+                "ship ns", "best found", "best ns", "ship/best", "confirmed", "verdict");
+  o << line;
+  struct Tally {
+    int cells = 0, ok = 0;
+    double worst = 1;
+  };
+  std::map<std::string, Tally> tuned, between;
+  std::vector<std::string> order;
+  for (const auto& c : res.cells) {
+    const bool at_tuned = c.cell.find('@') == std::string::npos;
+    const double search_ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
+    // The verdict rests on the fresh samples when there are any: slower by
+    // more than the tolerance, and significantly (alpha 0.05).
+    const double ratio = c.confirmed ? c.confirmed->ratio : search_ratio;
+    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= 0.05);
+    std::string verdict = ok ? "ok" : "SLOWER";
+    if (c.confirmed) verdict += Fmt(" (fresh p=%.2g)", c.confirmed->p);
+    else if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
+    if (c.confirmed && ok && search_ratio > 1.0 + tolerance) verdict += ", not confirmed";
+    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %8.3fx %9s %s\n", c.cell.c_str(),
+                  SizeLabel(c.bucket.n).c_str(), Short(c.incumbent.cand).c_str(), c.incumbent.median,
+                  Short(c.chosen.cand).c_str(), c.chosen.median, search_ratio,
+                  c.confirmed ? Fmt("%.3fx", c.confirmed->ratio).c_str() : "-", verdict.c_str());
+    o << line;
+    const std::string g = GroupKey(c.bucket) + "/" + c.bucket.layout;
+    if (!tuned.count(g) && !between.count(g)) order.push_back(g);
+    Tally& t = (at_tuned ? tuned : between)[g];
+    ++t.cells;
+    t.ok += ok;
+    t.worst = std::max(t.worst, ratio);
+  }
+  o << "\nper op/dtype/layout: cells where the shipping choice is within " << Fmt("%.0f", tolerance * 100)
+    << " % of the best found (confirmed by fresh samples where the search saw more; worst ratio)\n";
+  int all = 0, all_ok = 0;
+  for (const auto& g : order) {
+    std::string row = "  " + g;
+    row.resize(36, ' ');
+    for (auto* m : {&tuned, &between}) {
+      const auto it = m->find(g);
+      if (it == m->end()) continue;
+      row += (m == &tuned ? "  tuned sizes " : "  between sizes ") + std::to_string(it->second.ok) + "/" +
+             std::to_string(it->second.cells) + Fmt(" (worst %.3fx)", it->second.worst);
+      all += it->second.cells;
+      all_ok += it->second.ok;
+    }
+    o << row << "\n";
+  }
+  o << "overall: " << all_ok << " of " << all << " cells within " << Fmt("%.0f", tolerance * 100) << " %\n";
+  return o.str();
+}
+
+}  // namespace actgrad::tune

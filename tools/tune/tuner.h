@@ -1,0 +1,115 @@
+// The tuning run: which cells, how the budget is split, screening, the
+// per-cell search, the table; and --verify. Backend-independent.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "actgrad/types.h"
+#include "tiling/table.h"
+#include "tools/tune/backend.h"
+#include "tools/tune/log.h"
+#include "tools/tune/progress.h"
+#include "tools/tune/search.h"
+
+namespace actgrad::tune {
+
+inline constexpr const char* kToolVersion = "0.1.0";
+
+struct TuneConfig {
+  std::vector<Op> ops = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+  std::vector<int> octaves = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26};
+  std::vector<std::string> layouts = {"contig", "bcast"};
+  std::vector<GeluApprox> gelu_modes = {GeluApprox::kNone, GeluApprox::kTanh};
+  double budget_sec = 600;
+  bool quick = false;
+  uint64_t max_n = uint64_t(1) << 26;  // largest n measured (octave 26 is measured at 64M)
+  int screen_keep = 6;                 // variants kept per screening size
+  std::vector<int> screen_octaves = {16, 20};
+  double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
+  double screen_share = 0.10;    // of the measurement budget, for screening
+  SearchOptions search;
+  // Where cells are measured: each octave's representative n (what a tuning
+  // run uses), the sizes between them (2^(h+1) - 3: the top of octave h,
+  // sqrt(2) past the size it was tuned at, where the dispatch switches to the
+  // next octave's entry), or both. --check uses the latter two.
+  enum class Points { kTuned, kBetween, kBoth };
+  Points points = Points::kTuned;
+  // The incumbent of every cell: unset means the backend's default; --check
+  // sets the shipping dispatch's choice. `incumbent_name` names it in the log header.
+  std::function<Candidate(const Bucket&)> incumbent;
+  std::string incumbent_name = "default";
+  // --check: when the search finds a choice more than confirm_above faster
+  // than the incumbent, re-measure the two with confirm_reps fresh
+  // interleaved samples each (CellOutcome::confirmed). 0 = off.
+  int confirm_reps = 0;
+  double confirm_above = 0.05;
+
+  static TuneConfig Defaults(bool quick);
+  // Everything that changes the search path (the log header compares it).
+  nlohmann::json ToJson() const;
+};
+
+struct CellSpec {
+  Bucket bucket;
+  std::string key;
+  std::string group;  // op/dtype/mode
+  double weight = 1;
+};
+
+// n measured for octave h: the geometric centre 2^h * sqrt(2) (rounded to a
+// multiple of 64), at most max_n (and at least 2^h).
+uint64_t RepresentativeN(int h, uint64_t max_n);
+std::string CellKey(const Bucket& b);
+std::string GroupKey(const Bucket& b);
+// The cells of a run, grouped by (op, dtype, GELU mode), layouts and sizes
+// ascending. bcast only for ops that broadcast; integer dtypes only for SELU.
+std::vector<CellSpec> PlanCells(const TuneConfig& cfg);
+bool OpHasBcast(Op op);
+bool OpHasDType(Op op, DType t);
+
+struct TuneResult {
+  tables::Table table;
+  std::vector<CellOutcome> cells;
+  std::vector<std::string> notes;  // skipped cells, failures
+  double spent_sec = 0;            // measurement time (logged), replayed included
+  int measured = 0, replayed = 0;
+  int budget_cut_cells = 0;
+};
+
+// Runs (or resumes) a tuning run. Throws Interrupted when *stop is raised.
+TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
+                     const std::atomic<bool>* stop = nullptr);
+
+tables::Entry ToEntry(const CellOutcome& o);
+
+struct VerifyRow {
+  Bucket bucket;
+  Candidate entry, def;
+  double entry_ns = 0, def_ns = 0, speedup = 1, p_value = 1;
+  double p_slower = 1;  // one-sided U test the other way: the table's choice slower than the default
+  bool same = false;  // the entry is the default choice
+  std::string note;
+};
+
+// Re-measures each entry of `table` (within cfg's ops/dtypes/octaves/layouts)
+// against the backend's default, interleaved, `reps` samples each.
+std::vector<VerifyRow> RunVerify(Backend& backend, const tables::Table& table, const TuneConfig& cfg, int reps,
+                                 Progress& progress, const std::atomic<bool>* stop = nullptr);
+// Per-octave speed-ups and the geometric mean per op/dtype (and layout).
+std::string FormatVerify(const std::vector<VerifyRow>& rows);
+
+// --check: a RunTuning result whose incumbents were the shipping choices.
+// Per cell: the shipping choice against the best the search found at that
+// size (same interleaved final round), and whether it is within `tolerance`
+// (0.05: at most 5 % slower); then the verdicts per op/dtype.
+std::string FormatCheck(const TuneResult& res, double tolerance);
+// The n of octave h "between" tuned sizes (see TuneConfig::Points).
+uint64_t BetweenN(int h);
+
+}  // namespace actgrad::tune

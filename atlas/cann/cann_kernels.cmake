@@ -3,7 +3,7 @@
 # (ascendc_library from ${ASCEND_HOME_PATH}/compiler/tikcpp/ascendc_kernel_cmake)
 # and the ACL device backend that times them with ACL events.
 if(NOT DEFINED ENV{ASCEND_HOME_PATH})
-  message(FATAL_ERROR "ACTGRAD_ASCEND_CANN needs ASCEND_HOME_PATH (source set_env.sh of the CANN toolkit)")
+  message(FATAL_ERROR "ACTGRAD_ATLAS_CANN needs ASCEND_HOME_PATH (source set_env.sh of the CANN toolkit)")
 endif()
 set(ASCEND_HOME_PATH $ENV{ASCEND_HOME_PATH})
 set(SOC_VERSION "Ascend910B2" CACHE STRING "CANN SOC_VERSION of the target device")
@@ -12,16 +12,16 @@ set(ASCENDC_CMAKE_DIR ${ASCEND_HOME_PATH}/compiler/tikcpp/ascendc_kernel_cmake)
 include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
 
 # The kernels include "kernel_operator.h" (CANN's) and atlas_tiling_data.h.
-ascendc_library(actgrad_ascend_device_kernels STATIC
+ascendc_library(actgrad_atlas_device_kernels STATIC
   ${ATLAS_DIR}/kernels/selu_grad_custom.cpp
   ${ATLAS_DIR}/kernels/hardswish_grad_custom.cpp
   ${ATLAS_DIR}/kernels/gelu_grad_custom.cpp
   ${ATLAS_DIR}/kernels/softshrink_grad_custom.cpp
   ${ATLAS_DIR}/kernels/logit_grad_custom.cpp)
-ascendc_include_directories(actgrad_ascend_device_kernels PRIVATE ${ATLAS_DIR}/include ${ATLAS_DIR}/kernels)
+ascendc_include_directories(actgrad_atlas_device_kernels PRIVATE ${ATLAS_DIR}/include ${ATLAS_DIR}/kernels)
 
-add_library(actgrad_ascend_device STATIC ${ATLAS_DIR}/tune/atlas_device_backend.cc)
-target_include_directories(actgrad_ascend_device PUBLIC ${ASCEND_HOME_PATH}/include)
-target_link_directories(actgrad_ascend_device PUBLIC ${ASCEND_HOME_PATH}/lib64)
-target_link_libraries(actgrad_ascend_device PUBLIC actgrad_atlas actgrad_ascend_device_kernels ascendcl)
-target_compile_definitions(actgrad_ascend_device PUBLIC ACTGRAD_HAVE_CANN=1)
+add_library(actgrad_atlas_device STATIC ${ATLAS_DIR}/tune/atlas_device_backend.cc)
+target_include_directories(actgrad_atlas_device PUBLIC ${ASCEND_HOME_PATH}/include)
+target_link_directories(actgrad_atlas_device PUBLIC ${ASCEND_HOME_PATH}/lib64)
+target_link_libraries(actgrad_atlas_device PUBLIC actgrad_atlas actgrad_atlas_device_kernels ascendcl)
+target_compile_definitions(actgrad_atlas_device PUBLIC ACTGRAD_HAVE_CANN=1)

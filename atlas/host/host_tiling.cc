@@ -6,7 +6,7 @@
 #include "actgrad/half.h"
 #include "tiling_table.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 int SizeBucket(uint64_t n) {
   int k = 0;
@@ -16,13 +16,13 @@ int SizeBucket(uint64_t n) {
 
 uint32_t ElemsPerBlock(DType t) { return uint32_t(32 / DTypeSize(t)); }
 
-uint32_t UbBytesFor(const AscendVariant& v, uint32_t tile) {
+uint32_t UbBytesFor(const AtlasVariant& v, uint32_t tile) {
   const uint32_t approx = v.approx == GeluApprox::kTanh ? atlas::kApproxTanh : atlas::kApproxErf;
   return atlas::MakeUbLayout(AtlasOpOf(v.op), AtlasDTypeOf(v.dtype), v.compute, approx, uint32_t(v.buffers), tile)
       .total;
 }
 
-uint32_t MaxTileLength(const AscendVariant& v, const SocInfo& soc) {
+uint32_t MaxTileLength(const AtlasVariant& v, const SocInfo& soc) {
   PlatformAscendC platform(soc);
   uint64_t ub = 0;
   platform.GetCoreMemSize(CoreMemType::UB, ub);
@@ -55,7 +55,7 @@ static float HalfFloorOf(float v) {
   return HalfToFloat(h);
 }
 
-bool MakeTiling(const AscendVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
+bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
                 const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err) {
   if (v.op == Op::kSoftshrinkBwd && !(params.lambd >= 0.0f)) {
     *err = "softshrink lambd must be >= 0";
@@ -111,10 +111,10 @@ bool MakeTiling(const AscendVariant& v, uint64_t n, const OpParams& params, cons
   return true;
 }
 
-static const AscendTableEntry* FindEntry(Op op, DType dtype, int bucket) {
-  const AscendTableEntry* best = nullptr;
-  for (size_t i = 0; i < kAscendTilingTableSize; ++i) {
-    const AscendTableEntry& e = kAscendTilingTable[i];
+static const AtlasTableEntry* FindEntry(Op op, DType dtype, int bucket) {
+  const AtlasTableEntry* best = nullptr;
+  for (size_t i = 0; i < kAtlasTilingTableSize; ++i) {
+    const AtlasTableEntry& e = kAtlasTilingTable[i];
     if (e.op != op || e.dtype != dtype) continue;
     if (e.bucket == bucket) return &e;
     // nearest bucket of the same op and dtype
@@ -129,11 +129,11 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
   TilingDecision d;
   d.bucket = SizeBucket(n);
   TilingOptions o;
-  if (const AscendTableEntry* e = FindEntry(op, dtype, d.bucket)) {
-    const AscendVariant* tv = FindAscendVariant(e->variant);
+  if (const AtlasTableEntry* e = FindEntry(op, dtype, d.bucket)) {
+    const AtlasVariant* tv = FindAtlasVariant(e->variant);
     // The table is tuned for GELU's default (erf) form; the tanh form uses
     // the same compute mode, buffers, tile and block dim.
-    if (tv) d.variant = FindAscendVariant(op, dtype, tv->compute, approx, tv->buffers);
+    if (tv) d.variant = FindAtlasVariant(op, dtype, tv->compute, approx, tv->buffers);
     if (d.variant) {
       o.tile = std::min<int64_t>(e->tile, MaxTileLength(*d.variant, soc));
       o.block_dim = int(e->block_dim);
@@ -142,7 +142,7 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
   }
   if (!d.variant) {
     const uint32_t compute = dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
-    d.variant = FindAscendVariant(op, dtype, compute, approx, 2);
+    d.variant = FindAtlasVariant(op, dtype, compute, approx, 2);
     d.source = "default";
   }
   if (!d.variant) {
@@ -154,4 +154,4 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
   return true;
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

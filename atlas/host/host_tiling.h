@@ -7,11 +7,11 @@
 #include <string>
 
 #include "actgrad/types.h"
-#include "ascend_variants.h"
+#include "atlas_variants.h"
 #include "atlas_tiling_data.h"
 #include "soc.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 // Fewer elements than this per core are not worth another core.
 inline constexpr uint64_t kMinElemsPerCore = 256;
@@ -28,18 +28,18 @@ int SizeBucket(uint64_t n);
 // Elements per 32-byte block of a dtype.
 uint32_t ElemsPerBlock(DType t);
 // Largest tile (multiple of atlas::kTileAlign) whose UB layout fits the SoC.
-uint32_t MaxTileLength(const AscendVariant& v, const SocInfo& soc);
+uint32_t MaxTileLength(const AtlasVariant& v, const SocInfo& soc);
 // UB bytes the kernel allocates per core for a tile.
-uint32_t UbBytesFor(const AscendVariant& v, uint32_t tile);
+uint32_t UbBytesFor(const AtlasVariant& v, uint32_t tile);
 // The default block dim: every core while each gets kMinElemsPerCore.
 uint32_t DefaultBlockDim(uint64_t n, DType t, const SocInfo& soc);
 
 // Tiling for an explicit variant (tile / block dim from `o` or the defaults).
-bool MakeTiling(const AscendVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
+bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
                 const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err);
 
 struct TilingDecision {
-  const AscendVariant* variant = nullptr;
+  const AtlasVariant* variant = nullptr;
   atlas::AtlasTilingData data{};
   std::string source;  // "table" or "default"
   int bucket = 0;
@@ -57,4 +57,4 @@ inline void CoreRangeOf(const atlas::AtlasTilingData& t, uint32_t idx, uint64_t*
   atlas::CoreRange(t, idx, start, len);
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

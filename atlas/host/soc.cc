@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 namespace {
 
@@ -149,8 +149,8 @@ nlohmann::json SocToJson(const SocInfo& soc) {
 }
 
 std::string DefaultSocDir() {
-#ifdef ACTGRAD_ASCEND_SOC_DIR
-  return ACTGRAD_ASCEND_SOC_DIR;
+#ifdef ACTGRAD_ATLAS_SOC_DIR
+  return ACTGRAD_ATLAS_SOC_DIR;
 #else
   return "atlas/soc";
 #endif
@@ -163,4 +163,4 @@ SocInfo LoadSocByName(const std::string& name) {
   return s;
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

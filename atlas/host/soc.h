@@ -11,7 +11,7 @@
 
 #include "emu_runtime.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 struct ModelParams {
   double clock_ghz = 1.8;
@@ -74,4 +74,4 @@ class PlatformAscendC {
   const SocInfo& soc_;
 };
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

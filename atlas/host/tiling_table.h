@@ -7,23 +7,23 @@
 
 #include "actgrad/types.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
-struct AscendTableEntry {
+struct AtlasTableEntry {
   Op op;
   DType dtype;
   int bucket;           // n in [4^bucket, 4^(bucket+1))
-  const char* variant;  // Ascend variant name (validated against the list at build time)
+  const char* variant;  // Atlas variant name (validated against the list at build time)
   uint32_t tile;        // tile length, elements
   uint32_t block_dim;   // cores launched
   uint32_t buffers;     // buffers per queue
   double median_ns;     // what the table's backend measured or modelled
 };
 
-extern const AscendTableEntry kAscendTilingTable[];
-extern const size_t kAscendTilingTableSize;
-extern const char* const kAscendTilingTableSource;   // JSON path or "built-in default rule"
-extern const char* const kAscendTilingTableMachine;  // machine_id of the table
-extern const char* const kAscendTilingTableBackend;  // "atlas-model", "atlas-device" or ""
+extern const AtlasTableEntry kAtlasTilingTable[];
+extern const size_t kAtlasTilingTableSize;
+extern const char* const kAtlasTilingTableSource;   // JSON path or "built-in default rule"
+extern const char* const kAtlasTilingTableMachine;  // machine_id of the table
+extern const char* const kAtlasTilingTableBackend;  // "atlas-model", "atlas-device" or ""
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

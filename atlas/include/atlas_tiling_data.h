@@ -12,7 +12,7 @@
 #define ATLAS_TILING_DEFINED_AICORE 1
 #endif
 
-namespace atlas {
+namespace actgrad::atlas {
 
 enum AtlasOp : uint32_t { kOpSelu = 0, kOpHardswish = 1, kOpGelu = 2, kOpSoftshrink = 3, kOpLogit = 4 };
 // Storage type of g, x and out.
@@ -125,7 +125,7 @@ __aicore__ inline UbLayout MakeUbLayout(uint32_t op, uint32_t dtype, uint32_t co
   return l;
 }
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 #ifdef ATLAS_TILING_DEFINED_AICORE
 #undef __aicore__

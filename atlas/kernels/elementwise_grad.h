@@ -18,7 +18,7 @@
 #define ATLAS_TRAP(msg) return
 #endif
 
-namespace atlas {
+namespace actgrad::atlas {
 
 using namespace AscendC;
 
@@ -236,4 +236,4 @@ __aicore__ inline void Dispatch(GM_ADDR g, GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
   }
 }
 
-}  // namespace atlas
+}  // namespace actgrad::atlas

@@ -9,7 +9,7 @@
 // so +-Inf gives the limits; NaN x is restored at the end.
 #include "elementwise_grad.h"
 
-namespace atlas {
+namespace actgrad::atlas {
 
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
@@ -119,10 +119,10 @@ struct GeluGradCompute {
   bool tanh_ = false;
 };
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 extern "C" __global__ __aicore__ void gelu_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                        GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::GeluGradCompute, false, false>(dy, x, dx, tiling);
+  actgrad::atlas::Dispatch<actgrad::atlas::GeluGradCompute, false, false>(dy, x, dx, tiling);
 }

@@ -4,7 +4,7 @@
 //   dx = dy                 if x > 3 or x is NaN
 #include "elementwise_grad.h"
 
-namespace atlas {
+namespace actgrad::atlas {
 
 template <typename C>
 struct HardswishGradCompute {
@@ -29,10 +29,10 @@ struct HardswishGradCompute {
   LocalTensor<C> mid_;
 };
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 extern "C" __global__ __aicore__ void hardswish_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                             GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::HardswishGradCompute, false, false>(dy, x, dx, tiling);
+  actgrad::atlas::Dispatch<actgrad::atlas::HardswishGradCompute, false, false>(dy, x, dx, tiling);
 }

@@ -6,7 +6,7 @@
 // eps is a launch scalar, so its case is a scalar branch, not a vector one.
 #include "elementwise_grad.h"
 
-namespace atlas {
+namespace actgrad::atlas {
 
 template <typename C>
 struct LogitGradCompute {
@@ -57,10 +57,10 @@ struct LogitGradCompute {
   float eps_ = -1.0f, hi_ = 2.0f;
 };
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 extern "C" __global__ __aicore__ void logit_grad_custom(GM_ADDR x, GM_ADDR dy, GM_ADDR dx, GM_ADDR workspace,
                                                         GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::LogitGradCompute, false, false>(dy, x, dx, tiling);
+  actgrad::atlas::Dispatch<actgrad::atlas::LogitGradCompute, false, false>(dy, x, dx, tiling);
 }

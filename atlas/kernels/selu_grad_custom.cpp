@@ -6,7 +6,7 @@
 // Integers: fp32 compute, truncation toward zero, saturation.
 #include "elementwise_grad.h"
 
-namespace atlas {
+namespace actgrad::atlas {
 
 constexpr float kSeluScale = static_cast<float>(1.0507009873554804934193349852946);
 constexpr float kSeluAlphaScale = static_cast<float>(1.6732632423543772848170429916717 * 1.0507009873554804934193349852946);
@@ -29,10 +29,10 @@ struct SeluGradCompute {
   LocalTensor<C> pos_;
 };
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 extern "C" __global__ __aicore__ void selu_grad_custom(GM_ADDR dy, GM_ADDR y, GM_ADDR dx, GM_ADDR workspace,
                                                        GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::SeluGradCompute, false, true>(dy, y, dx, tiling);
+  actgrad::atlas::Dispatch<actgrad::atlas::SeluGradCompute, false, true>(dy, y, dx, tiling);
 }

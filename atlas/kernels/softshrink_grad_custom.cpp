@@ -4,7 +4,7 @@
 // the same fp16 inputs as the fp32 comparison.
 #include "elementwise_grad.h"
 
-namespace atlas {
+namespace actgrad::atlas {
 
 template <typename C>
 struct SoftshrinkGradCompute {
@@ -24,10 +24,10 @@ struct SoftshrinkGradCompute {
   C lambd_;
 };
 
-}  // namespace atlas
+}  // namespace actgrad::atlas
 
 extern "C" __global__ __aicore__ void softshrink_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                              GM_ADDR tiling) {
   (void)workspace;
-  atlas::Dispatch<atlas::SoftshrinkGradCompute, true, false>(dy, x, dx, tiling);
+  actgrad::atlas::Dispatch<actgrad::atlas::SoftshrinkGradCompute, true, false>(dy, x, dx, tiling);
 }

@@ -8,10 +8,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "ascend_runner.h"
+#include "atlas_runner.h"
 #include "host_tiling.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 using AscendEmu::TraceEvent;
 
@@ -67,7 +67,7 @@ std::mutex g_cache_mu;
 std::map<CacheKey, std::shared_ptr<const CoreRun>> g_cache;
 
 // Emulates one core holding `len` elements (as core 0 of a 1-core launch).
-std::shared_ptr<const CoreRun> EmulateCore(const AscendVariant& v, const atlas::AtlasTilingData& t, uint64_t len,
+std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const atlas::AtlasTilingData& t, uint64_t len,
                                            const SocInfo& soc) {
   const CacheKey key{v.name, t.tileLength, len, t.scalar0, t.scalar1};
   {
@@ -133,7 +133,7 @@ struct CoreEstimate {
   AscendEmu::CoreStats stats;
 };
 
-CoreEstimate EstimateCore(const AscendVariant& v, const atlas::AtlasTilingData& t, uint64_t len, const SocInfo& soc,
+CoreEstimate EstimateCore(const AtlasVariant& v, const atlas::AtlasTilingData& t, uint64_t len, const SocInfo& soc,
                           double bw) {
   CoreEstimate est;
   if (len == 0) return est;
@@ -164,7 +164,7 @@ void ClearTraceCache() {
   g_cache.clear();
 }
 
-ModelResult ModelLaunch(const AscendVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc) {
+ModelResult ModelLaunch(const AtlasVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc) {
   ModelResult res;
   res.block_dim = t.blockDim;
   if (t.blockDim == 0 || t.totalLength == 0) {
@@ -256,7 +256,7 @@ bool ReadMeasurementsCsv(const std::string& path, std::vector<Measurement>* out,
       m.tile = std::stoll(f.at(col["tile"]));
       m.block_dim = std::stoi(f.at(col["block_dim"]));
       m.time_ns = std::stod(f.at(col["time_ns"]));
-      if (!FindAscendVariant(m.variant)) {
+      if (!FindAtlasVariant(m.variant)) {
         *err = path + ":" + std::to_string(lineno) + ": unknown variant " + m.variant;
         return false;
       }
@@ -290,7 +290,7 @@ bool WriteMeasurementsCsv(const std::string& path, const std::vector<Measurement
 }
 
 double ModelRow(const Measurement& r, const SocInfo& soc, const OpParams& params) {
-  const AscendVariant* v = FindAscendVariant(r.variant);
+  const AtlasVariant* v = FindAtlasVariant(r.variant);
   if (!v) throw std::runtime_error("unknown variant " + r.variant);
   atlas::AtlasTilingData t;
   std::string err;
@@ -417,4 +417,4 @@ FitResult Calibrate(SocInfo* soc, const std::vector<Measurement>& rows, const st
   return fr;
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "actgrad/types.h"
-#include "ascend_variants.h"
+#include "atlas_variants.h"
 #include "atlas_tiling_data.h"
 #include "emu_runtime.h"
 #include "soc.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 struct CoreTime {
   double ns = 0;
@@ -46,7 +46,7 @@ struct ModelResult {
 
 // Models one launch of `v` with tiling `t` on `soc`. Throws AscendEmu::Breach
 // if the kernel breaches the programming model under this tiling.
-ModelResult ModelLaunch(const AscendVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc);
+ModelResult ModelLaunch(const AtlasVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc);
 
 // Drops the cached per-core traces (they depend on variant, tile, length only).
 void ClearTraceCache();
@@ -86,4 +86,4 @@ FitResult Calibrate(SocInfo* soc, const std::vector<Measurement>& rows, const st
 // The parameters calibrate fits unless told otherwise.
 std::vector<std::string> DefaultFitParams();
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

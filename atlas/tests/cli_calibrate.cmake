@@ -14,7 +14,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "calibrate failed")
 endif()
 file(READ ${WORK}/fitted.json fitted)
-# (the numeric recovery of each parameter is checked in ascend.CostModel.CalibrationRecoversKnownParameters;
+# (the numeric recovery of each parameter is checked in atlas.CostModel.CalibrationRecoversKnownParameters;
 # here: the CLI round trip converges and writes a valid SoC file)
 string(JSON schema GET "${fitted}" schema)
 if(NOT schema STREQUAL "actgrad-atlas-soc")

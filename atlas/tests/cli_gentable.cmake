@@ -4,7 +4,7 @@ file(WRITE ${WORK}/good.json [=[
 {"schema": "actgrad-tiling-table", "version": 1, "machine_id": "ascend910b", "backend": "atlas-model",
  "provenance": {"model": "test"},
  "entries": [{"op": "gelu_bwd", "dtype": "f16", "layout": "contig", "bucket": 8, "size_lo": 65536, "size_hi": 262144,
-              "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db2", "tile": 4096, "threads": 48,
+              "variant": "gelu_bwd.f16.atlas.upcast_f32.erf.db2", "tile": 4096, "threads": 48,
               "extra": {"buffers": 2}, "median_ns": 1000.0}]}
 ]=])
 # A version-2 table (actgrad-tune --backend atlas-model) has octave cells:
@@ -12,27 +12,27 @@ file(WRITE ${WORK}/good.json [=[
 file(WRITE ${WORK}/octaves.json [=[
 {"schema": "actgrad-tiling-table", "version": 2, "machine_id": "ascend910b", "backend": "atlas-model",
  "entries": [{"op": "gelu_bwd", "dtype": "f16", "layout": "contig", "octave": 16,
-              "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "tile": 4096, "threads": 48, "extra": {"buffers": 1}},
+              "variant": "gelu_bwd.f16.atlas.upcast_f32.erf.db1", "tile": 4096, "threads": 48, "extra": {"buffers": 1}},
              {"op": "gelu_bwd", "dtype": "f16", "layout": "contig", "octave": 17,
-              "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db2", "tile": 4096, "threads": 48, "extra": {"buffers": 2}}]}
+              "variant": "gelu_bwd.f16.atlas.upcast_f32.erf.db2", "tile": 4096, "threads": 48, "extra": {"buffers": 2}}]}
 ]=])
 execute_process(COMMAND ${GEN} --in ${WORK}/octaves.json --out ${WORK}/octaves.cc RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "version-2 table rejected: ${err}")
 endif()
 file(READ ${WORK}/octaves.cc cc)
-if(NOT cc MATCHES ", 8, \"gelu_bwd.f16.ascend.upcast_f32.erf.db2\"" OR cc MATCHES "erf.db1")
+if(NOT cc MATCHES ", 8, \"gelu_bwd.f16.atlas.upcast_f32.erf.db2\"" OR cc MATCHES "erf.db1")
   message(FATAL_ERROR "octave 17 should be host bucket 8 and octave 16 skipped:\n${cc}")
 endif()
 file(WRITE ${WORK}/truncated.json "{\"schema\": \"actgrad-tiling-table\", \"version\": 1, \"entries\": [")
 file(WRITE ${WORK}/badvariant.json [=[
 {"schema": "actgrad-tiling-table", "version": 1, "machine_id": "ascend910b", "backend": "atlas-model",
- "entries": [{"op": "gelu_bwd", "dtype": "f16", "bucket": 8, "variant": "gelu_bwd.f16.ascend.nope.erf.db2",
+ "entries": [{"op": "gelu_bwd", "dtype": "f16", "bucket": 8, "variant": "gelu_bwd.f16.atlas.nope.erf.db2",
               "tile": 4096, "threads": 48}]}
 ]=])
 file(WRITE ${WORK}/badbuffers.json [=[
 {"schema": "actgrad-tiling-table", "version": 1, "machine_id": "ascend910b", "backend": "atlas-model",
- "entries": [{"op": "gelu_bwd", "dtype": "f16", "bucket": 8, "variant": "gelu_bwd.f16.ascend.upcast_f32.erf.db2",
+ "entries": [{"op": "gelu_bwd", "dtype": "f16", "bucket": 8, "variant": "gelu_bwd.f16.atlas.upcast_f32.erf.db2",
               "tile": 4096, "threads": 48, "extra": {"buffers": 1}}]}
 ]=])
 execute_process(COMMAND ${GEN} --in ${WORK}/good.json --out ${WORK}/good.cc RESULT_VARIABLE rc)
@@ -40,7 +40,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "good table rejected")
 endif()
 file(READ ${WORK}/good.cc cc)
-if(NOT cc MATCHES "gelu_bwd.f16.ascend.upcast_f32.erf.db2")
+if(NOT cc MATCHES "gelu_bwd.f16.atlas.upcast_f32.erf.db2")
   message(FATAL_ERROR "entry missing from the generated table")
 endif()
 execute_process(COMMAND ${GEN} --in ${WORK}/missing.json --out ${WORK}/missing.cc RESULT_VARIABLE rc)

@@ -5,14 +5,14 @@
 
 #include <cmath>
 
-#include "ascend_runner.h"
-#include "ascend_test_util.h"
+#include "atlas_runner.h"
+#include "atlas_test_util.h"
 #include "atlas_backend.h"
 #include "cost_model.h"
 #include "host_tiling.h"
 
 using namespace actgrad;
-using namespace actgrad::ascend;
+using namespace actgrad::atlas;
 using namespace atlas_test;
 using AscendEmu::TraceEvent;
 
@@ -42,9 +42,9 @@ TEST(CostModel, ReplayOverlapsPipesThroughFlags) {
 
 TEST(CostModel, DoubleBufferingHidesTheShorterPipe) {
   const SocInfo soc = Soc("ascend910b");
-  for (const char* base : {"gelu_bwd.f32.ascend.none.erf", "softshrink_bwd.f16.ascend.upcast_f32.exact"}) {
-    const AscendVariant& v1 = *FindAscendVariant(std::string(base) + ".db1");
-    const AscendVariant& v2 = *FindAscendVariant(std::string(base) + ".db2");
+  for (const char* base : {"gelu_bwd.f32.atlas.none.erf", "softshrink_bwd.f16.atlas.upcast_f32.exact"}) {
+    const AtlasVariant& v1 = *FindAtlasVariant(std::string(base) + ".db1");
+    const AtlasVariant& v2 = *FindAtlasVariant(std::string(base) + ".db2");
     atlas::AtlasTilingData t1, t2;
     std::string err;
     TilingOptions o;
@@ -63,9 +63,9 @@ TEST(CostModel, DoubleBufferingHidesTheShorterPipe) {
 
 TEST(CostModel, ExtrapolationMatchesFullEmulation) {
   const SocInfo soc = Soc("ascend910b");
-  for (const char* name : {"hardswish_bwd.f32.ascend.none.exact.db2", "gelu_bwd.bf16.ascend.upcast_f32.tanh.db1",
-                           "selu_bwd.i8.ascend.upcast_f32.exact.db2"}) {
-    const AscendVariant& v = *FindAscendVariant(name);
+  for (const char* name : {"hardswish_bwd.f32.atlas.none.exact.db2", "gelu_bwd.bf16.atlas.upcast_f32.tanh.db1",
+                           "selu_bwd.i8.atlas.upcast_f32.exact.db2"}) {
+    const AtlasVariant& v = *FindAtlasVariant(name);
     atlas::AtlasTilingData t;
     std::string err;
     TilingOptions o;
@@ -91,7 +91,7 @@ TEST(CostModel, ExtrapolationMatchesFullEmulation) {
 
 TEST(CostModel, SaneScaling) {
   const SocInfo soc = Soc("ascend910b");
-  const AscendVariant& v = *FindAscendVariant("gelu_bwd.f16.ascend.upcast_f32.erf.db2");
+  const AtlasVariant& v = *FindAtlasVariant("gelu_bwd.f16.atlas.upcast_f32.erf.db2");
   double prev = 0;
   for (uint64_t n : {uint64_t(1) << 12, uint64_t(1) << 16, uint64_t(1) << 20, uint64_t(1) << 24}) {
     atlas::AtlasTilingData t;
@@ -102,7 +102,7 @@ TEST(CostModel, SaneScaling) {
     prev = ns;
   }
   // 64M fp32 elements of a memory-bound op cannot beat HBM
-  const AscendVariant& s = *FindAscendVariant("softshrink_bwd.f32.ascend.none.exact.db2");
+  const AtlasVariant& s = *FindAtlasVariant("softshrink_bwd.f32.atlas.none.exact.db2");
   atlas::AtlasTilingData t;
   std::string err;
   ASSERT_TRUE(MakeTiling(s, uint64_t(1) << 26, OpParams{}, soc, {}, &t, &err));
@@ -120,8 +120,8 @@ TEST(CostModel, CalibrationRecoversKnownParameters) {
                                                              {"vector_cycle_scale", 1.5}};
   for (const auto& [k, f] : scale) *ModelParamRef(truth.model, k) *= f;
   std::vector<Measurement> rows;
-  for (const char* name : {"selu_bwd.f32.ascend.none.exact.db2", "gelu_bwd.f32.ascend.none.erf.db2",
-                           "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "softshrink_bwd.f16.ascend.upcast_f32.exact.db2"})
+  for (const char* name : {"selu_bwd.f32.atlas.none.exact.db2", "gelu_bwd.f32.atlas.none.erf.db2",
+                           "gelu_bwd.f16.atlas.upcast_f32.erf.db1", "softshrink_bwd.f16.atlas.upcast_f32.exact.db2"})
     for (uint64_t n : {uint64_t(4096), uint64_t(262144), uint64_t(67108864)})
       for (int64_t tile : {512, 2048})
         for (int dim : {1, 8, 48}) {
@@ -143,7 +143,7 @@ TEST(CostModel, CalibrationRecoversKnownParameters) {
 
 TEST(CostModel, CsvRoundTrip) {
   const std::string path = ::testing::TempDir() + "/atlas_rows.csv";
-  std::vector<Measurement> rows = {{"gelu_bwd.f32.ascend.none.erf.db2", 1000, 512, 4, 1234.5}};
+  std::vector<Measurement> rows = {{"gelu_bwd.f32.atlas.none.erf.db2", 1000, 512, 4, 1234.5}};
   std::string err;
   ASSERT_TRUE(WriteMeasurementsCsv(path, rows, &err)) << err;
   std::vector<Measurement> back;
@@ -164,7 +164,7 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
   ASSERT_FALSE(cands.empty());
   const SocInfo soc = Soc("ascend910b");
   for (const auto& c : cands) {
-    const AscendVariant* v;
+    const AtlasVariant* v;
     atlas::AtlasTilingData t;
     std::string err;
     ASSERT_TRUE(CandidateTiling(soc, bk, c, OpParams{}, &v, &t, &err)) << c.Key() << ": " << err;
@@ -173,7 +173,7 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
   }
   EXPECT_TRUE(b->Candidates({Op::kGeluBwd, DType::kF16, "bcast", 8, 2 << 16}).empty());
   const auto def = b->Default(bk);
-  EXPECT_EQ(def.variant, "gelu_bwd.f16.ascend.upcast_f32.erf.db2");
+  EXPECT_EQ(def.variant, "gelu_bwd.f16.atlas.upcast_f32.erf.db2");
   const auto m1 = b->Measure(bk, def, 3, 0.1), m2 = b->Measure(bk, def, 1, 0.0);
   ASSERT_EQ(m1.size(), 3u);
   EXPECT_GT(m1[0], 0);
@@ -193,7 +193,7 @@ TEST(AtlasBackend, PicksTheFastestForAFewBuckets) {
     EXPECT_LE(e.at("median_ns").get<double>(), e.at("default_ns").get<double>() + 1e-9);
     if (e.contains("runner_up"))
       EXPECT_LE(e.at("median_ns").get<double>(), e.at("runner_up").at("median_ns").get<double>());
-    EXPECT_NE(FindAscendVariant(e.at("variant").get<std::string>()), nullptr);
+    EXPECT_NE(FindAtlasVariant(e.at("variant").get<std::string>()), nullptr);
   }
 }
 

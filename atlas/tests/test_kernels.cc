@@ -11,15 +11,15 @@
 #include <limits>
 #include <random>
 
-#include "ascend_runner.h"
-#include "ascend_test_util.h"
-#include "ascend_variants.h"
+#include "atlas_runner.h"
+#include "atlas_test_util.h"
+#include "atlas_variants.h"
 #include "host_tiling.h"
 #include "reference/accuracy_rule.h"
 #include "reference/reference.h"
 
 using namespace actgrad;
-using namespace actgrad::ascend;
+using namespace actgrad::atlas;
 using namespace atlas_test;
 
 namespace {
@@ -56,7 +56,7 @@ void AddSpecials(Op op, const OpParams& p, std::vector<double>* g, std::vector<d
     }
 }
 
-std::vector<InputSet> MakeInputs(const AscendVariant& v) {
+std::vector<InputSet> MakeInputs(const AtlasVariant& v) {
   std::vector<InputSet> sets;
   std::mt19937_64 rng(0xA71A5ull + uint64_t(v.op) * 7 + uint64_t(v.dtype));
   std::uniform_real_distribution<double> uni(-1, 1);
@@ -182,7 +182,7 @@ struct Buffers {
   std::vector<uint8_t> g, x, out;
 };
 
-Buffers Encode(const AscendVariant& v, const InputSet& s) {
+Buffers Encode(const AtlasVariant& v, const InputSet& s) {
   Buffers b;
   const size_t sz = DTypeSize(v.dtype);
   b.n = s.gbits.empty() ? s.g.size() : s.gbits.size();
@@ -201,7 +201,7 @@ Buffers Encode(const AscendVariant& v, const InputSet& s) {
   return b;
 }
 
-void RunKernel(const AscendVariant& v, const SocInfo& soc, const OpParams& p, Buffers* b, TilingOptions o = {},
+void RunKernel(const AtlasVariant& v, const SocInfo& soc, const OpParams& p, Buffers* b, TilingOptions o = {},
          int threads = 2, bool nan_prop = true) {
   atlas::AtlasTilingData t;
   std::string err;
@@ -213,10 +213,10 @@ void RunKernel(const AscendVariant& v, const SocInfo& soc, const OpParams& p, Bu
   RunOnEmulator(v, t, b->g.data(), b->x.data(), b->out.data(), eo);
 }
 
-class AscendKernel : public ::testing::TestWithParam<std::string> {};
+class AtlasKernel : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(AscendKernel, AccuracyAndTilings) {
-  const AscendVariant& v = *FindAscendVariant(GetParam());
+TEST_P(AtlasKernel, AccuracyAndTilings) {
+  const AtlasVariant& v = *FindAtlasVariant(GetParam());
   const SocInfo soc = Soc("ascend910b");
   const SocInfo soc40 = Soc("ascend910b4");
   const SocInfo tiny = TinySoc();
@@ -295,7 +295,7 @@ TEST_P(AscendKernel, AccuracyAndTilings) {
 
 std::vector<std::string> AllVariantNames() {
   std::vector<std::string> n;
-  for (const auto& v : AscendVariants()) n.push_back(v.name);
+  for (const auto& v : AtlasVariants()) n.push_back(v.name);
   return n;
 }
 
@@ -306,21 +306,21 @@ std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Variant, AscendKernel, ::testing::ValuesIn(AllVariantNames()), TestName);
+INSTANTIATE_TEST_SUITE_P(Variant, AtlasKernel, ::testing::ValuesIn(AllVariantNames()), TestName);
 
-TEST(AscendVariants, ListIsConsistent) {
-  EXPECT_EQ(AscendVariants().size(), 42u);
-  for (const auto& v : AscendVariants()) {
-    EXPECT_EQ(FindAscendVariant(v.name), &v);
-    EXPECT_EQ(FindAscendVariant(v.op, v.dtype, v.compute, v.approx, v.buffers), &v);
+TEST(AtlasVariants, ListIsConsistent) {
+  EXPECT_EQ(AtlasVariants().size(), 42u);
+  for (const auto& v : AtlasVariants()) {
+    EXPECT_EQ(FindAtlasVariant(v.name), &v);
+    EXPECT_EQ(FindAtlasVariant(v.op, v.dtype, v.compute, v.approx, v.buffers), &v);
     EXPECT_TRUE(v.buffers == 1 || v.buffers == 2);
   }
-  EXPECT_NE(FindAscendVariant("gelu_bwd.f16.ascend.upcast_f32.erf.db2"), nullptr);
+  EXPECT_NE(FindAtlasVariant("gelu_bwd.f16.atlas.upcast_f32.erf.db2"), nullptr);
 }
 
-TEST(AscendKernels, EmptyInputLaunchesNothing) {
+TEST(AtlasKernels, EmptyInputLaunchesNothing) {
   const SocInfo soc = Soc("ascend910b");
-  const AscendVariant& v = *FindAscendVariant("gelu_bwd.f32.ascend.none.erf.db2");
+  const AtlasVariant& v = *FindAtlasVariant("gelu_bwd.f32.atlas.none.erf.db2");
   atlas::AtlasTilingData t;
   std::string err;
   ASSERT_TRUE(MakeTiling(v, 0, OpParams{}, soc, {}, &t, &err)) << err;

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 
-#include "ascend_runner.h"
-#include "ascend_test_util.h"
+#include "atlas_runner.h"
+#include "atlas_test_util.h"
 #include "host_tiling.h"
 #include "tiling_table.h"
 
 using namespace actgrad;
-using namespace actgrad::ascend;
+using namespace actgrad::atlas;
 using namespace atlas_test;
 
 namespace {
@@ -22,7 +22,7 @@ const uint64_t kSizes[] = {0, 1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 255, 256, 257,
                            12288, 12289, 65541, 48 * 256 - 1, 40 * 256 * 7 + 13, 1000003, 16777216 + 5,
                            100000007};
 
-void CheckTiling(const AscendVariant& v, const SocInfo& soc, uint64_t n, const atlas::AtlasTilingData& t,
+void CheckTiling(const AtlasVariant& v, const SocInfo& soc, uint64_t n, const atlas::AtlasTilingData& t,
                  bool default_dim) {
   const uint32_t epb = ElemsPerBlock(v.dtype);
   const uint64_t blocks = (n + epb - 1) / epb;
@@ -62,7 +62,7 @@ TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
   const SocInfo socs[] = {Soc("ascend910b"), Soc("ascend910b4"), TinySoc()};
   size_t checked = 0;
   for (const SocInfo& soc : socs)
-    for (const auto& v : AscendVariants())
+    for (const auto& v : AtlasVariants())
       for (uint64_t n : kSizes)
         for (int dim : {0, 1, 5, int(soc.vector_cores), 1000})
           for (int64_t tile : {int64_t(0), int64_t(256), int64_t(1000), int64_t(MaxTileLength(v, soc))}) {
@@ -84,7 +84,7 @@ TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
 
 TEST(Tiling, TooLargeTileIsRefused) {
   const SocInfo soc = Soc("ascend910b");
-  const auto& v = *FindAscendVariant("gelu_bwd.f32.ascend.none.erf.db2");
+  const auto& v = *FindAtlasVariant("gelu_bwd.f32.atlas.none.erf.db2");
   atlas::AtlasTilingData t;
   std::string err;
   TilingOptions o;
@@ -93,7 +93,7 @@ TEST(Tiling, TooLargeTileIsRefused) {
   EXPECT_NE(err.find("exceeds"), std::string::npos);
   OpParams bad;
   bad.lambd = -1;
-  EXPECT_FALSE(MakeTiling(*FindAscendVariant("softshrink_bwd.f32.ascend.none.exact.db1"), 10, bad, soc, {}, &t, &err));
+  EXPECT_FALSE(MakeTiling(*FindAtlasVariant("softshrink_bwd.f32.atlas.none.exact.db1"), 10, bad, soc, {}, &t, &err));
 }
 
 // The kernel under the tiling, dry-run on the emulator (all cores for small
@@ -102,7 +102,7 @@ TEST(Tiling, TooLargeTileIsRefused) {
 TEST(Tiling, DryRunMovesExactlyTheTensor) {
   const SocInfo socs[] = {Soc("ascend910b"), TinySoc()};
   for (const SocInfo& soc : socs)
-    for (const auto& v : AscendVariants())
+    for (const auto& v : AtlasVariants())
       for (uint64_t n : {uint64_t(1), uint64_t(17), uint64_t(257), uint64_t(4097), uint64_t(65541), uint64_t(1000003)})
         for (int64_t tile : {int64_t(0), int64_t(256)}) {
           if (tile == 256 && n > 70000) continue;
@@ -140,8 +140,8 @@ TEST(Tiling, SizeBuckets) {
 
 TEST(Tiling, ComputeTilingUsesTheCompiledTable) {
   const SocInfo soc = Soc("ascend910b");
-  for (size_t i = 0; i < kAscendTilingTableSize; ++i) {
-    const AscendTableEntry& e = kAscendTilingTable[i];
+  for (size_t i = 0; i < kAtlasTilingTableSize; ++i) {
+    const AtlasTableEntry& e = kAtlasTilingTable[i];
     const uint64_t n = uint64_t(2) << (2 * e.bucket);
     TilingDecision d;
     std::string err;
@@ -162,7 +162,7 @@ TEST(Tiling, ComputeTilingUsesTheCompiledTable) {
   }
   // every op and dtype gets a tiling, from the table or the default rule
   for (Op op : {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad})
-    for (DType dt : AscendDTypes(op)) {
+    for (DType dt : AtlasDTypes(op)) {
       TilingDecision d;
       std::string err;
       ASSERT_TRUE(ComputeTiling(op, dt, 123457, soc, OpParams{}, &d, &err)) << err;

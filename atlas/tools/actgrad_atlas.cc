@@ -19,7 +19,7 @@
 #include "tiling_table.h"
 
 using namespace actgrad;
-using namespace actgrad::ascend;
+using namespace actgrad::atlas;
 
 namespace {
 
@@ -86,14 +86,14 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
   }
   nlohmann::json benches = nlohmann::json::array();
   for (Op op : ParseOps(ops_s)) {
-    for (DType dt : dtypes.empty() ? AscendDTypes(op) : dtypes) {
-      std::vector<const AscendVariant*> vs;
+    for (DType dt : dtypes.empty() ? AtlasDTypes(op) : dtypes) {
+      std::vector<const AtlasVariant*> vs;
       if (all_variants) {
-        for (const auto& v : AscendVariants())
+        for (const auto& v : AtlasVariants())
           if (v.op == op && v.dtype == dt) vs.push_back(&v);
       }
       for (uint64_t n : sizes) {
-        std::vector<std::pair<const AscendVariant*, int64_t>> runs;
+        std::vector<std::pair<const AtlasVariant*, int64_t>> runs;
         if (all_variants) {
           for (auto* v : vs)
             for (int64_t t : tiles.empty() ? std::vector<int64_t>{0} : tiles) runs.push_back({v, t});
@@ -148,7 +148,7 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
                           {"actgrad_machine_id", soc.name},
                           {"actgrad_backend", "atlas-model"},
                           {"actgrad_soc_file", soc.path},
-                          {"actgrad_tiling_table", kAscendTilingTableSource},
+                          {"actgrad_tiling_table", kAtlasTilingTableSource},
                           {"num_cpus", soc.vector_cores},
                           {"library_build_type", "model"}}},
                         {"benchmarks", benches}};
@@ -195,9 +195,9 @@ int CmdSynth(const std::string& soc_path, const std::string& scale_s, const std:
     *r *= std::stod(kv.substr(eq + 1));
   }
   std::vector<Measurement> rows;
-  const char* names[] = {"selu_bwd.f32.ascend.none.exact.db2", "gelu_bwd.f32.ascend.none.erf.db2",
-                         "gelu_bwd.f16.ascend.upcast_f32.erf.db1", "softshrink_bwd.f16.ascend.upcast_f32.exact.db2",
-                         "hardswish_bwd.bf16.ascend.upcast_f32.exact.db1"};
+  const char* names[] = {"selu_bwd.f32.atlas.none.exact.db2", "gelu_bwd.f32.atlas.none.erf.db2",
+                         "gelu_bwd.f16.atlas.upcast_f32.erf.db1", "softshrink_bwd.f16.atlas.upcast_f32.exact.db2",
+                         "hardswish_bwd.bf16.atlas.upcast_f32.exact.db1"};
   uint32_t seed = 12345;
   for (const char* name : names)
     for (uint64_t n : {uint64_t(4096), uint64_t(262144), uint64_t(4194304), uint64_t(67108864)})
@@ -239,7 +239,7 @@ int CmdTiling(const std::string& soc_path, const std::string& op_s, const std::s
   if (!ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err)) throw std::runtime_error(err);
   const auto& t = d.data;
   std::printf("variant %s (%s, bucket %d, table %s)\n", d.variant->name.c_str(), d.source.c_str(), d.bucket,
-              kAscendTilingTableSource);
+              kAtlasTilingTableSource);
   std::printf("blockDim %u  tile %u  buffers %u  big cores %u x %llu  small cores x %llu  UB %u of %llu bytes\n",
               t.blockDim, t.tileLength, t.bufferNum, t.bigCoreNum, (unsigned long long)t.bigCoreLength,
               (unsigned long long)t.smallCoreLength, UbBytesFor(*d.variant, t.tileLength),

@@ -8,14 +8,14 @@
 #include "cost_model.h"
 #include "host_tiling.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 using actgrad::tune::Bucket;
 using actgrad::tune::Candidate;
 
 AtlasModelBackend::AtlasModelBackend(SocInfo soc) : soc_(std::move(soc)) {}
 
-std::vector<uint32_t> AtlasModelBackend::TileChoices(const AscendVariant& v) const {
+std::vector<uint32_t> AtlasModelBackend::TileChoices(const AtlasVariant& v) const {
   const uint32_t max_tile = MaxTileLength(v, soc_);
   std::vector<uint32_t> out;
   for (uint32_t t = 512; t <= max_tile; t *= 2) out.push_back(t);
@@ -39,7 +39,7 @@ std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
   std::vector<Candidate> out;
   if (b.layout != "contig") return out;  // the Atlas kernels take contiguous operands
   const uint64_t epb = ElemsPerBlock(b.dtype);
-  for (const AscendVariant* v : AscendVariantsFor(b.op, b.dtype, GeluApprox::kNone)) {
+  for (const AtlasVariant* v : AtlasVariantsFor(b.op, b.dtype, GeluApprox::kNone)) {
     for (int dim : BlockDimChoices(b)) {
       // a tile much longer than a core's share only wastes UB
       const uint64_t blocks = (b.n + epb - 1) / epb;
@@ -67,7 +67,7 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
   std::string err;
   // the built-in default rule (not the compiled table): fp32 compute, 2 buffers
   const uint32_t compute = b.dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
-  const AscendVariant* v = FindAscendVariant(b.op, b.dtype, compute, GeluApprox::kNone, 2);
+  const AtlasVariant* v = FindAtlasVariant(b.op, b.dtype, compute, GeluApprox::kNone, 2);
   if (!v) return c;
   atlas::AtlasTilingData t;
   if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
@@ -79,10 +79,10 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
 }
 
 bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, const OpParams& params,
-                     const AscendVariant** v, atlas::AtlasTilingData* t, std::string* err) {
-  *v = FindAscendVariant(c.variant);
+                     const AtlasVariant** v, atlas::AtlasTilingData* t, std::string* err) {
+  *v = FindAtlasVariant(c.variant);
   if (!*v) {
-    *err = "unknown Ascend variant " + c.variant;
+    *err = "unknown Atlas variant " + c.variant;
     return false;
   }
   if ((*v)->op != b.op || (*v)->dtype != b.dtype) {
@@ -101,7 +101,7 @@ bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, co
 
 std::vector<double> AtlasModelBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
   (void)min_seconds;
-  const AscendVariant* v;
+  const AtlasVariant* v;
   atlas::AtlasTilingData t;
   std::string err;
   if (!CandidateTiling(soc_, b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-model: " + err);
@@ -147,7 +147,7 @@ nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, co
   table["provenance"] = prov;
   nlohmann::json entries = nlohmann::json::array();
   for (Op op : ops)
-    for (DType dt : AscendDTypes(op))
+    for (DType dt : AtlasDTypes(op))
       for (int k = k_lo; k <= k_hi; ++k) {
         Bucket b{op, dt, "contig", 2 * k + 1, uint64_t(2) << (2 * k)};  // octave 2k+1 holds 2*4^k
         struct Scored {
@@ -185,4 +185,4 @@ nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, co
   return table;
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

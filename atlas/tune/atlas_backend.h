@@ -1,17 +1,17 @@
 // The tuner's Atlas backends. "atlas-model" prices AscendC tilings with the
 // cost model (atlas/model/cost_model.h) of a SoC file; it is deterministic.
-// Candidate: variant = Ascend variant name, tile = tile length (elements),
+// Candidate: variant = Atlas variant name, tile = tile length (elements),
 // threads = block dim (vector cores), extra = {"buffers": n}.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "tools/tune/backend.h"
-#include "ascend_variants.h"
+#include "atlas_variants.h"
 #include "atlas_tiling_data.h"
 #include "soc.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 class AtlasModelBackend : public actgrad::tune::Backend {
  public:
@@ -27,7 +27,7 @@ class AtlasModelBackend : public actgrad::tune::Backend {
 
   const SocInfo& soc() const { return soc_; }
   // Tile lengths and block dims the candidate list explores.
-  std::vector<uint32_t> TileChoices(const AscendVariant& v) const;
+  std::vector<uint32_t> TileChoices(const AtlasVariant& v) const;
   std::vector<int> BlockDimChoices(const actgrad::tune::Bucket& b) const;
 
  private:
@@ -39,7 +39,7 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string&
 
 // The block dim, tile and buffers a candidate describes, as a tiling.
 bool CandidateTiling(const SocInfo& soc, const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c,
-                     const OpParams& params, const AscendVariant** v, atlas::AtlasTilingData* t, std::string* err);
+                     const OpParams& params, const AtlasVariant** v, atlas::AtlasTilingData* t, std::string* err);
 
 // A minimal search (exhaustive: the model is deterministic and cheap) used by
 // `actgrad-atlas tune` and the tests until the project tuner drives the
@@ -48,11 +48,11 @@ bool CandidateTiling(const SocInfo& soc, const actgrad::tune::Bucket& b, const a
 nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, const std::vector<Op>& ops,
                          const std::string& git_commit = "");
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas
 
 #ifdef ACTGRAD_HAVE_CANN
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 // UNTESTED (needs CANN and a device): times candidates on NPU `device` with ACL events.
 std::unique_ptr<actgrad::tune::Backend> MakeAtlasDeviceBackend(const std::string& soc_json_path, int device);
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas
 #endif

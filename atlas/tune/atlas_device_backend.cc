@@ -1,4 +1,4 @@
-// UNTESTED: built only with -DACTGRAD_ASCEND_CANN=ON against a CANN toolkit,
+// UNTESTED: built only with -DACTGRAD_ATLAS_CANN=ON against a CANN toolkit,
 // which no machine of this project has. The "atlas-device" tuner backend: the
 // same candidates as atlas-model, timed on the NPU with ACL events around the
 // kernel launch (<<<>>> via the aclrtlaunch_* wrappers ascendc_library makes).
@@ -14,7 +14,7 @@
 #include "aclrtlaunch_softshrink_grad_custom.h"
 #include "atlas_backend.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 namespace {
 void Check(aclError e, const char* what) {
@@ -39,7 +39,7 @@ class AtlasDeviceBackend : public AtlasModelBackend {
 
   std::vector<double> Measure(const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c, int reps,
                               double min_seconds) override {
-    const AscendVariant* v;
+    const AtlasVariant* v;
     atlas::AtlasTilingData t;
     std::string err;
     if (!CandidateTiling(soc(), b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error(err);
@@ -101,4 +101,4 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasDeviceBackend(const std::string
   return std::make_unique<AtlasDeviceBackend>(std::move(soc), device);
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

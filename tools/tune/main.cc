@@ -39,7 +39,7 @@
 #include "tools/tune/stats.h"
 #include "tools/tune/tuner.h"
 
-#ifdef ACTGRAD_TUNER_HAVE_ASCEND
+#ifdef ACTGRAD_TUNER_HAVE_ATLAS
 #include "atlas/tune/atlas_backend.h"
 #endif
 #ifdef ACTGRAD_TUNER_HAVE_ACCURACY_LIB
@@ -219,10 +219,10 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string&
     o.max_threads = threads;
     return std::make_unique<CpuBackend>(gate, o);
   }
-#ifdef ACTGRAD_TUNER_HAVE_ASCEND
+#ifdef ACTGRAD_TUNER_HAVE_ATLAS
   if (name == "atlas-model") {
     try {
-      return actgrad::ascend::MakeAtlasModelBackend(soc.empty() ? FindDefault("atlas/soc/ascend910b.json")
+      return actgrad::atlas::MakeAtlasModelBackend(soc.empty() ? FindDefault("atlas/soc/ascend910b.json")
                                                                 : soc);
     } catch (const std::exception& e) {
       *err = e.what();
@@ -232,7 +232,7 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string&
 #else
   (void)soc;
   if (name == "atlas-model") {
-    *err = "this actgrad-tune was built without the Atlas backend (ACTGRAD_BUILD_ASCEND=OFF)";
+    *err = "this actgrad-tune was built without the Atlas backend (ACTGRAD_BUILD_ATLAS=OFF)";
     return nullptr;
   }
 #endif

@@ -3,8 +3,8 @@
 // cost model, the tuner backend and the generated tiling-key table read it;
 // code never parses the names, it reads these fields.
 //
-// Name: <op>.<dtype>.ascend.<upcast>.<approx>.db<buffers>, e.g.
-// gelu_bwd.f16.ascend.upcast_f32.erf.db2
+// Name: <op>.<dtype>.atlas.<upcast>.<approx>.db<buffers>, e.g.
+// gelu_bwd.f16.atlas.upcast_f32.erf.db2
 //   upcast: none (fp32 storage) | upcast_f32 (tile Cast to fp32 and back) |
 //           f16native (fp16 vector arithmetic)
 //   approx: erf | tanh (GELU), exact (the others)
@@ -16,9 +16,9 @@
 
 #include "actgrad/types.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
-struct AscendVariant {
+struct AtlasVariant {
   std::string name;
   Op op;
   DType dtype;
@@ -30,13 +30,13 @@ struct AscendVariant {
   const char* kernel;  // AscendC entry point
 };
 
-const std::vector<AscendVariant>& AscendVariants();
-const AscendVariant* FindAscendVariant(std::string_view name);
-const AscendVariant* FindAscendVariant(Op op, DType dtype, uint32_t compute, GeluApprox approx, int buffers);
+const std::vector<AtlasVariant>& AtlasVariants();
+const AtlasVariant* FindAtlasVariant(std::string_view name);
+const AtlasVariant* FindAtlasVariant(Op op, DType dtype, uint32_t compute, GeluApprox approx, int buffers);
 // Variants of (op, dtype) computing the given GELU form (ignored for other ops).
-std::vector<const AscendVariant*> AscendVariantsFor(Op op, DType dtype, GeluApprox approx = GeluApprox::kNone);
+std::vector<const AtlasVariant*> AtlasVariantsFor(Op op, DType dtype, GeluApprox approx = GeluApprox::kNone);
 // dtypes the Atlas track supports for an op.
-std::vector<DType> AscendDTypes(Op op);
+std::vector<DType> AtlasDTypes(Op op);
 
 uint32_t AtlasOpOf(Op op);
 uint32_t AtlasDTypeOf(DType t);
@@ -44,4 +44,4 @@ uint32_t AtlasDTypeOf(DType t);
 bool ParseOpName(std::string_view s, Op* out);
 bool ParseDTypeName(std::string_view s, DType* out);
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

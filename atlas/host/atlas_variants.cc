@@ -1,8 +1,8 @@
-#include "ascend_variants.h"
+#include "atlas_variants.h"
 
 #include "atlas_tiling_data.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 namespace {
 
@@ -23,11 +23,11 @@ const char* KernelOf(Op op) {
 // elements under 1e-3 (99.9 % needed), max error 4.9e-3 / 5.5e-3.
 bool HasNative(Op op) { return op == Op::kSoftshrinkBwd; }
 
-std::vector<AscendVariant> Build() {
-  std::vector<AscendVariant> out;
+std::vector<AtlasVariant> Build() {
+  std::vector<AtlasVariant> out;
   const Op ops[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
   for (Op op : ops) {
-    for (DType dt : AscendDTypes(op)) {
+    for (DType dt : AtlasDTypes(op)) {
       std::vector<std::pair<uint32_t, std::string>> modes;
       if (dt == DType::kF32) modes.push_back({atlas::kComputeNone, "none"});
       else modes.push_back({atlas::kComputeUpcastF32, "upcast_f32"});
@@ -38,8 +38,8 @@ std::vector<AscendVariant> Build() {
       for (const auto& [compute, upcast] : modes)
         for (const auto& [approx, approx_name] : approxes)
           for (int bufs : {1, 2}) {
-            AscendVariant v;
-            v.name = std::string(OpName(op)) + "." + std::string(DTypeName(dt)) + ".ascend." + upcast + "." +
+            AtlasVariant v;
+            v.name = std::string(OpName(op)) + "." + std::string(DTypeName(dt)) + ".atlas." + upcast + "." +
                      approx_name + ".db" + std::to_string(bufs);
             v.op = op;
             v.dtype = dt;
@@ -58,33 +58,33 @@ std::vector<AscendVariant> Build() {
 
 }  // namespace
 
-std::vector<DType> AscendDTypes(Op op) {
+std::vector<DType> AtlasDTypes(Op op) {
   if (op == Op::kSeluBwd) return {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
   return {DType::kF32, DType::kF16, DType::kBF16};
 }
 
-const std::vector<AscendVariant>& AscendVariants() {
-  static const std::vector<AscendVariant> list = Build();
+const std::vector<AtlasVariant>& AtlasVariants() {
+  static const std::vector<AtlasVariant> list = Build();
   return list;
 }
 
-const AscendVariant* FindAscendVariant(std::string_view name) {
-  for (const auto& v : AscendVariants())
+const AtlasVariant* FindAtlasVariant(std::string_view name) {
+  for (const auto& v : AtlasVariants())
     if (v.name == name) return &v;
   return nullptr;
 }
 
-const AscendVariant* FindAscendVariant(Op op, DType dtype, uint32_t compute, GeluApprox approx, int buffers) {
+const AtlasVariant* FindAtlasVariant(Op op, DType dtype, uint32_t compute, GeluApprox approx, int buffers) {
   if (op != Op::kGeluBwd) approx = GeluApprox::kNone;
-  for (const auto& v : AscendVariants())
+  for (const auto& v : AtlasVariants())
     if (v.op == op && v.dtype == dtype && v.compute == compute && v.approx == approx && v.buffers == buffers) return &v;
   return nullptr;
 }
 
-std::vector<const AscendVariant*> AscendVariantsFor(Op op, DType dtype, GeluApprox approx) {
+std::vector<const AtlasVariant*> AtlasVariantsFor(Op op, DType dtype, GeluApprox approx) {
   if (op != Op::kGeluBwd) approx = GeluApprox::kNone;
-  std::vector<const AscendVariant*> out;
-  for (const auto& v : AscendVariants())
+  std::vector<const AtlasVariant*> out;
+  for (const auto& v : AtlasVariants())
     if (v.op == op && v.dtype == dtype && v.approx == approx) out.push_back(&v);
   return out;
 }
@@ -131,4 +131,4 @@ bool ParseDTypeName(std::string_view s, DType* out) {
   return false;
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

@@ -1,13 +1,13 @@
-#include "ascend_runner.h"
+#include "atlas_runner.h"
 
 #include <cstring>
 #include <string>
 
 #include "kernel_entries.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
-AscendEmu::LaunchResult RunOnEmulator(const AscendVariant& v, const atlas::AtlasTilingData& t, const void* g,
+AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasTilingData& t, const void* g,
                                       const void* x, void* out, const EmuOptions& o) {
   const uint64_t bytes = t.totalLength * DTypeSize(v.dtype);
   // Dry runs get distinct fake GM addresses: never dereferenced, still checked.
@@ -47,4 +47,4 @@ AscendEmu::LaunchResult RunOnEmulator(const AscendVariant& v, const atlas::Atlas
   throw AscendEmu::Breach("ascend runner: unknown op");
 }
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "ascend_variants.h"
+#include "atlas_variants.h"
 #include "atlas_tiling_data.h"
 #include "emu_runtime.h"
 
-namespace actgrad::ascend {
+namespace actgrad::atlas {
 
 struct EmuOptions {
   int threads = 1;               // cores at once (1: one after another)
@@ -22,7 +22,7 @@ struct EmuOptions {
 };
 
 // g, x, out: n elements of the variant's storage dtype (raw bits).
-AscendEmu::LaunchResult RunOnEmulator(const AscendVariant& v, const atlas::AtlasTilingData& t, const void* g,
+AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasTilingData& t, const void* g,
                                       const void* x, void* out, const EmuOptions& o);
 
-}  // namespace actgrad::ascend
+}  // namespace actgrad::atlas

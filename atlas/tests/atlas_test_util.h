@@ -78,10 +78,10 @@ inline double Load(DType t, const std::vector<uint8_t>& buf, size_t i) {
   return 0;
 }
 
-inline actgrad::ascend::SocInfo Soc(const char* name) { return actgrad::ascend::LoadSocByName(name); }
+inline actgrad::atlas::SocInfo Soc(const char* name) { return actgrad::atlas::LoadSocByName(name); }
 
 // A small made-up SoC: 7 cores, 40 KiB UB (tiling corner cases).
-inline actgrad::ascend::SocInfo TinySoc() {
+inline actgrad::atlas::SocInfo TinySoc() {
   auto s = Soc("ascend910b");
   s.name = "tiny7";
   s.vector_cores = 7;

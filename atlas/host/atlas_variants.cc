@@ -111,24 +111,4 @@ uint32_t AtlasDTypeOf(DType t) {
   return 99;
 }
 
-bool ParseOpName(std::string_view s, Op* out) {
-  const Op ops[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
-  for (Op op : ops)
-    if (OpName(op) == s) {
-      *out = op;
-      return true;
-    }
-  return false;
-}
-
-bool ParseDTypeName(std::string_view s, DType* out) {
-  const DType ts[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
-  for (DType t : ts)
-    if (DTypeName(t) == s) {
-      *out = t;
-      return true;
-    }
-  return false;
-}
-
 }  // namespace actgrad::atlas

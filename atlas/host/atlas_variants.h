@@ -40,8 +40,5 @@ std::vector<DType> AtlasDTypes(Op op);
 
 uint32_t AtlasOpOf(Op op);
 uint32_t AtlasDTypeOf(DType t);
-// Local name parsing of ops/dtypes (the conventions' names).
-bool ParseOpName(std::string_view s, Op* out);
-bool ParseDTypeName(std::string_view s, DType* out);
 
 }  // namespace actgrad::atlas

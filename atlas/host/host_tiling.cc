@@ -4,15 +4,10 @@
 #include <cmath>
 
 #include "actgrad/half.h"
+#include "tiling/dispatch.h"
 #include "tiling_table.h"
 
 namespace actgrad::atlas {
-
-int SizeBucket(uint64_t n) {
-  int k = 0;
-  while (k < 40 && (uint64_t(1) << (2 * (k + 1))) <= n) ++k;
-  return std::clamp(k, 5, 13);
-}
 
 uint32_t ElemsPerBlock(DType t) { return uint32_t(32 / DTypeSize(t)); }
 
@@ -111,14 +106,14 @@ bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const
   return true;
 }
 
-static const AtlasTableEntry* FindEntry(Op op, DType dtype, int bucket) {
+const AtlasTableEntry* FindEntry(const AtlasTableEntry* table, size_t size, Op op, DType dtype, GeluApprox mode,
+                                 int octave) {
   const AtlasTableEntry* best = nullptr;
-  for (size_t i = 0; i < kAtlasTilingTableSize; ++i) {
-    const AtlasTableEntry& e = kAtlasTilingTable[i];
-    if (e.op != op || e.dtype != dtype) continue;
-    if (e.bucket == bucket) return &e;
-    // nearest bucket of the same op and dtype
-    if (!best || std::abs(e.bucket - bucket) < std::abs(best->bucket - bucket)) best = &e;
+  for (size_t i = 0; i < size; ++i) {
+    const AtlasTableEntry& e = table[i];
+    if (e.op != op || e.dtype != dtype || e.mode != mode) continue;
+    const int d = std::abs(e.octave - octave), best_d = best ? std::abs(best->octave - octave) : 0;
+    if (!best || d < best_d || (d == best_d && e.octave < best->octave)) best = &e;
   }
   return best;
 }
@@ -127,17 +122,21 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
                    TilingDecision* out, std::string* err) {
   const GeluApprox approx = op == Op::kGeluBwd ? params.gelu_approx : GeluApprox::kNone;
   TilingDecision d;
-  d.bucket = SizeBucket(n);
   TilingOptions o;
-  if (const AtlasTableEntry* e = FindEntry(op, dtype, d.bucket)) {
+  const int octave = SizeOctave(n);
+  const AtlasTableEntry* e = FindEntry(kAtlasTilingTable, kAtlasTilingTableSize, op, dtype, approx, octave);
+  if (!e && approx != GeluApprox::kNone)
+    e = FindEntry(kAtlasTilingTable, kAtlasTilingTableSize, op, dtype, GeluApprox::kNone, octave);
+  if (e) {
+    // An erf entry serves the tanh form with the same compute mode, buffers,
+    // tile and block dim.
     const AtlasVariant* tv = FindAtlasVariant(e->variant);
-    // The table is tuned for GELU's default (erf) form; the tanh form uses
-    // the same compute mode, buffers, tile and block dim.
     if (tv) d.variant = FindAtlasVariant(op, dtype, tv->compute, approx, tv->buffers);
     if (d.variant) {
-      o.tile = std::min<int64_t>(e->tile, MaxTileLength(*d.variant, soc));
+      o.tile = std::min<int64_t>(e->stage_tile, MaxTileLength(*d.variant, soc));
       o.block_dim = int(e->block_dim);
       d.source = "table";
+      d.octave = e->octave;
     }
   }
   if (!d.variant) {

@@ -23,8 +23,6 @@ struct TilingOptions {
   int block_dim = 0;  // 0: default rule
 };
 
-// The size bucket of n (docs/conventions.md), clamped to the tuned range.
-int SizeBucket(uint64_t n);
 // Elements per 32-byte block of a dtype.
 uint32_t ElemsPerBlock(DType t);
 // Largest tile (multiple of atlas::kTileAlign) whose UB layout fits the SoC.
@@ -38,17 +36,25 @@ uint32_t DefaultBlockDim(uint64_t n, DType t, const SocInfo& soc);
 bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
                 const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err);
 
+struct AtlasTableEntry;
+// The entry of (op, dtype, GELU form) at `octave` in table[0, size), else
+// the nearest octave that has one (the lower on a tie); null if none has.
+const AtlasTableEntry* FindEntry(const AtlasTableEntry* table, size_t size, Op op, DType dtype, GeluApprox mode,
+                                 int octave);
+
 struct TilingDecision {
   const AtlasVariant* variant = nullptr;
   atlas::AtlasTilingData data{};
   std::string source;  // "table" or "default"
-  int bucket = 0;
+  int octave = 0;      // the table cell used (source "table")
 };
 
-// The shipping path: the tuned table entry of (op, dtype, size bucket) when
-// there is one (adapted to this SoC), else the default rule: fp32 compute
-// (no Cast for fp32 storage), two buffers, default tile and block dim.
-// GELU's form comes from params.gelu_approx.
+// The shipping path: the tuned table entry of (op, dtype, GELU form) for n's
+// size octave, else the nearest tuned octave (as the CPU dispatch does), the
+// tiling adapted to this SoC; else the default rule: fp32 compute (no Cast
+// for fp32 storage), two buffers, default tile and block dim. GELU's form
+// comes from params.gelu_approx; a table tuned for the erf form only lends
+// its tilings to the tanh form.
 bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpParams& params,
                    TilingDecision* out, std::string* err);
 

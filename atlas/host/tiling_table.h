@@ -1,6 +1,7 @@
-// The tiling-key table compiled into the host tiling: generated at build time
+// The tiling table compiled into the host tiling: generated at build time
 // from tiling/tables/ascend910b.json by actgrad-atlas-gentable (or empty,
-// meaning the built-in default rule, when that file does not exist).
+// meaning the built-in default rule, when that file does not exist). One row
+// per size cell of the shared schema (docs/conventions.md "Size octaves").
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,11 +13,11 @@ namespace actgrad::atlas {
 struct AtlasTableEntry {
   Op op;
   DType dtype;
-  int bucket;           // n in [4^bucket, 4^(bucket+1))
+  GeluApprox mode;      // GELU's form (kNone for the other ops)
+  int octave;           // n in [2^octave, 2^(octave+1))
   const char* variant;  // Atlas variant name (validated against the list at build time)
-  uint32_t tile;        // tile length, elements
-  uint32_t block_dim;   // cores launched
-  uint32_t buffers;     // buffers per queue
+  uint32_t stage_tile;  // UB tile length, elements (the table's "tile")
+  uint32_t block_dim;   // AI cores launched (the table's "threads")
   double median_ns;     // what the table's backend measured or modelled
 };
 

@@ -1,6 +1,6 @@
 // The cost model: trace replay semantics, double-buffer overlap, the
 // extrapolation against full emulation, calibration recovering known
-// parameters, and the tuner backend end to end on a few buckets.
+// parameters, and the tuner backend end to end on a few cells.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include "atlas_runner.h"
 #include "atlas_test_util.h"
 #include "atlas_backend.h"
+#include "tools/tune/tuner.h"
 #include "cost_model.h"
 #include "host_tiling.h"
 
@@ -183,18 +184,46 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
   EXPECT_NE(prov.at("parameter_file").get<std::string>().find("ascend910b.json"), std::string::npos);
 }
 
-TEST(AtlasBackend, PicksTheFastestForAFewBuckets) {
+// The project tuner (tools/tune) drives the model backend: one sample per
+// candidate (deterministic), every candidate priced, a table of octave cells
+// that the shared parser reads back.
+TEST(AtlasBackend, TheProjectTunerPicksTheFastest) {
   auto b = MakeAtlasModelBackend(DefaultSocDir() + "/ascend910b.json");
-  const nlohmann::json table = TuneTable(*b, 6, 9, {Op::kSoftshrinkBwd});
-  EXPECT_EQ(table.at("schema"), "actgrad-tiling-table");
-  EXPECT_EQ(table.at("backend"), "atlas-model");
-  EXPECT_EQ(table.at("entries").size(), 3u * 4u);  // f32, f16, bf16 x buckets 6..9
-  for (const auto& e : table.at("entries")) {
-    EXPECT_LE(e.at("median_ns").get<double>(), e.at("default_ns").get<double>() + 1e-9);
-    if (e.contains("runner_up"))
-      EXPECT_LE(e.at("median_ns").get<double>(), e.at("runner_up").at("median_ns").get<double>());
-    EXPECT_NE(FindAtlasVariant(e.at("variant").get<std::string>()), nullptr);
+  tune::TuneConfig cfg;
+  cfg.ops = {Op::kSoftshrinkBwd, Op::kGeluBwd};
+  cfg.dtypes = {DType::kF32, DType::kF16};
+  cfg.octaves = {10, 16, 22};
+  cfg.layouts = {"contig"};
+  cfg.gelu_modes = {GeluApprox::kNone, GeluApprox::kTanh};
+  tune::MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = tune::Progress::Silent();
+  const tune::TuneResult r = tune::RunTuning(*b, log, cfg, *progress);
+  EXPECT_EQ(r.table.backend, "atlas-model");
+  EXPECT_EQ(r.table.machine_id, "ascend910b");
+  ASSERT_EQ(r.table.entries.size(), 3u * 2u * 3u);  // (softshrink, gelu erf, gelu tanh) x dtypes x octaves
+  ASSERT_EQ(r.cells.size(), r.table.entries.size());
+  for (const tune::CellOutcome& o : r.cells) {
+    const tune::Bucket& bk = o.bucket;
+    SCOPED_TRACE(o.cell);
+    // every candidate measured once, none cut by the budget
+    EXPECT_EQ(o.candidates_searched, o.candidates_total);
+    EXPECT_FALSE(o.budget_cut);
+    double best = 1e300;
+    for (const auto& c : b->Candidates(bk)) best = std::min(best, b->Measure(bk, c, 1, 0.0)[0]);
+    const double def = b->Measure(bk, b->Default(bk), 1, 0.0)[0];
+    // the fastest, or the default kept for a gain under the search's margin
+    EXPECT_LE(o.chosen.median, def);
+    EXPECT_LE(o.chosen.median, best * (1 + cfg.search.min_gain) + 1e-9);
+    const AtlasVariant* v = FindAtlasVariant(o.chosen.cand.variant);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->approx, bk.op == Op::kGeluBwd ? bk.mode : GeluApprox::kNone);
   }
+  // the table the tuner writes is one the shared parser takes back
+  tables::Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(r.table).dump(), &back, &err, false)) << err;
+  EXPECT_EQ(back.entries.size(), r.table.entries.size());
 }
 
 }  // namespace

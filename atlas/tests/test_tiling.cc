@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "atlas_runner.h"
 #include "atlas_test_util.h"
@@ -129,35 +130,59 @@ TEST(Tiling, DryRunMovesExactlyTheTensor) {
         }
 }
 
-TEST(Tiling, SizeBuckets) {
-  EXPECT_EQ(SizeBucket(0), 5);
-  EXPECT_EQ(SizeBucket(1023), 5);
-  EXPECT_EQ(SizeBucket(4096), 6);
-  EXPECT_EQ(SizeBucket(4095), 5);
-  EXPECT_EQ(SizeBucket(1 << 20), 10);
-  EXPECT_EQ(SizeBucket(uint64_t(1) << 40), 13);
+TEST(Tiling, FindEntryTakesTheOctaveElseTheNearestTuned) {
+  const AtlasTableEntry t[] = {
+      {Op::kGeluBwd, DType::kF16, GeluApprox::kNone, 12, "a", 256, 8, 1},
+      {Op::kGeluBwd, DType::kF16, GeluApprox::kNone, 16, "b", 512, 48, 1},
+      {Op::kGeluBwd, DType::kF16, GeluApprox::kNone, 20, "c", 1024, 48, 1},
+      {Op::kGeluBwd, DType::kF16, GeluApprox::kTanh, 14, "t", 1024, 48, 1},
+      {Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 30, "f32", 1024, 48, 1}};
+  auto at = [&](int octave, GeluApprox m = GeluApprox::kNone) -> std::string {
+    const AtlasTableEntry* e = FindEntry(t, std::size(t), Op::kGeluBwd, DType::kF16, m, octave);
+    return e ? e->variant : "-";
+  };
+  EXPECT_EQ(at(16), "b");
+  EXPECT_EQ(at(0), "a");   // below the tuned range: the first tuned octave
+  EXPECT_EQ(at(47), "c");  // above: the last
+  EXPECT_EQ(at(13), "a");
+  EXPECT_EQ(at(14), "a");  // a tie between 12 and 16 goes to the lower octave
+  EXPECT_EQ(at(15), "b");
+  EXPECT_EQ(at(18), "b");
+  EXPECT_EQ(at(19), "c");
+  EXPECT_EQ(at(3, GeluApprox::kTanh), "t");  // entries of the form asked for only
+  EXPECT_EQ(FindEntry(t, std::size(t), Op::kGeluBwd, DType::kBF16, GeluApprox::kNone, 16), nullptr);
+  EXPECT_EQ(FindEntry(t, 0, Op::kGeluBwd, DType::kF16, GeluApprox::kNone, 16), nullptr);
 }
 
 TEST(Tiling, ComputeTilingUsesTheCompiledTable) {
   const SocInfo soc = Soc("ascend910b");
   for (size_t i = 0; i < kAtlasTilingTableSize; ++i) {
     const AtlasTableEntry& e = kAtlasTilingTable[i];
-    const uint64_t n = uint64_t(2) << (2 * e.bucket);
-    TilingDecision d;
-    std::string err;
-    ASSERT_TRUE(ComputeTiling(e.op, e.dtype, n, soc, OpParams{}, &d, &err)) << err;
-    EXPECT_EQ(d.source, "table");
-    EXPECT_EQ(d.variant->name, e.variant);
-    EXPECT_EQ(d.data.tileLength, e.tile);
-    EXPECT_EQ(d.data.blockDim, std::min<uint32_t>(e.block_dim, soc.vector_cores));
-    EXPECT_EQ(d.data.bufferNum, e.buffers);
-    // GELU's tanh form takes the erf entry's tiling
-    if (e.op == Op::kGeluBwd) {
+    const AtlasVariant* v = FindAtlasVariant(e.variant);
+    ASSERT_NE(v, nullptr) << e.variant;
+    // the first, a middle and the last size of the entry's octave
+    for (const uint64_t n : {uint64_t(1) << e.octave, (uint64_t(3) << e.octave) / 2, (uint64_t(2) << e.octave) - 1}) {
+      SCOPED_TRACE(e.variant + std::string(" n=") + std::to_string(n));
       OpParams p;
-      p.gelu_approx = GeluApprox::kTanh;
+      p.gelu_approx = e.mode;
+      TilingDecision d;
+      std::string err;
       ASSERT_TRUE(ComputeTiling(e.op, e.dtype, n, soc, p, &d, &err)) << err;
-      EXPECT_EQ(d.variant->approx, GeluApprox::kTanh);
-      EXPECT_EQ(d.data.tileLength, e.tile);
+      EXPECT_EQ(d.source, "table");
+      EXPECT_EQ(d.octave, e.octave);
+      EXPECT_EQ(d.variant->name, e.variant);
+      EXPECT_EQ(d.data.tileLength, e.stage_tile);
+      const uint64_t blocks = (n + ElemsPerBlock(e.dtype) - 1) / ElemsPerBlock(e.dtype);
+      EXPECT_EQ(d.data.blockDim, std::min<uint64_t>({e.block_dim, soc.vector_cores, blocks}));
+      EXPECT_EQ(d.data.bufferNum, uint32_t(v->buffers));
+      // GELU's tanh form takes the erf entry's tiling when the table has no tanh entries
+      if (e.op == Op::kGeluBwd && e.mode == GeluApprox::kNone) {
+        p.gelu_approx = GeluApprox::kTanh;
+        ASSERT_TRUE(ComputeTiling(e.op, e.dtype, n, soc, p, &d, &err)) << err;
+        EXPECT_EQ(d.variant->approx, GeluApprox::kTanh);
+        EXPECT_EQ(d.data.bufferNum, uint32_t(v->buffers));
+        EXPECT_EQ(d.data.tileLength, e.stage_tile);
+      }
     }
   }
   // every op and dtype gets a tiling, from the table or the default rule

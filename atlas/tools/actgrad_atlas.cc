@@ -3,7 +3,7 @@
 //              (names atlas/<variant>/n:N/tile:T, real_time in ns)
 //   calibrate  fit the model parameters to device times (CSV) -> SoC file
 //   synth      write a synthetic "device" CSV from a SoC file (tests calibrate)
-//   tune       write a tiling table (schema v1) with the atlas-model backend
+//   tune       retired: says to run actgrad-tune --backend atlas-model
 //   tiling     print the tiling the host code computes for op/dtype/n
 #include <cstdio>
 #include <fstream>
@@ -13,7 +13,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "atlas_backend.h"
 #include "cost_model.h"
 #include "host_tiling.h"
 #include "tiling_table.h"
@@ -37,7 +36,7 @@ std::vector<Op> ParseOps(const std::string& s) {
   if (s.empty() || s == "all") return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
   for (const auto& name : Split(s)) {
     Op op;
-    if (!ParseOpName(name, &op)) throw std::runtime_error("unknown op " + name);
+    if (!ParseOp(name, &op)) throw std::runtime_error("unknown op " + name);
     ops.push_back(op);
   }
   return ops;
@@ -81,7 +80,7 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
   std::vector<DType> dtypes;
   for (const auto& s : Split(dtypes_s)) {
     DType t;
-    if (!ParseDTypeName(s, &t)) throw std::runtime_error("unknown dtype " + s);
+    if (!ParseDType(s, &t)) throw std::runtime_error("unknown dtype " + s);
     dtypes.push_back(t);
   }
   nlohmann::json benches = nlohmann::json::array();
@@ -220,25 +219,26 @@ int CmdSynth(const std::string& soc_path, const std::string& scale_s, const std:
   return 0;
 }
 
-int CmdTune(const std::string& soc_path, const std::string& ops_s, int k_lo, int k_hi, const std::string& out,
-            const std::string& commit) {
-  auto backend = MakeAtlasModelBackend(soc_path);
-  const nlohmann::json t = TuneTable(*backend, k_lo, k_hi, ParseOps(ops_s), commit);
-  WriteJson(out, t);
-  std::printf("wrote %zu entries to %s\n", t["entries"].size(), out.c_str());
-  return 0;
+// The Atlas table comes from the project tuner, like the CPU tables.
+int CmdTuneRetired() {
+  std::fprintf(stderr,
+               "actgrad-atlas: 'tune' is retired; the Atlas tiling table is written by the project tuner:\n"
+               "  actgrad-tune --backend atlas-model [--soc atlas/soc/ascend910b.json] --layouts contig \\\n"
+               "      --dtypes f32,f16,bf16,i32,i8 --out tiling/tables/ascend910b.json\n"
+               "(docs/atlas.md, docs/tuning.md)\n");
+  return 2;
 }
 
 int CmdTiling(const std::string& soc_path, const std::string& op_s, const std::string& dt_s, uint64_t n) {
   const SocInfo soc = LoadOrDie(soc_path);
   Op op;
   DType dt;
-  if (!ParseOpName(op_s, &op) || !ParseDTypeName(dt_s, &dt)) throw std::runtime_error("unknown op or dtype");
+  if (!ParseOp(op_s, &op) || !ParseDType(dt_s, &dt)) throw std::runtime_error("unknown op or dtype");
   TilingDecision d;
   std::string err;
   if (!ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err)) throw std::runtime_error(err);
   const auto& t = d.data;
-  std::printf("variant %s (%s, bucket %d, table %s)\n", d.variant->name.c_str(), d.source.c_str(), d.bucket,
+  std::printf("variant %s (%s, octave %d, table %s)\n", d.variant->name.c_str(), d.source.c_str(), d.octave,
               kAtlasTilingTableSource);
   std::printf("blockDim %u  tile %u  buffers %u  big cores %u x %llu  small cores x %llu  UB %u of %llu bytes\n",
               t.blockDim, t.tileLength, t.bufferNum, t.bigCoreNum, (unsigned long long)t.bigCoreLength,
@@ -256,10 +256,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::string def_soc = DefaultSocDir() + "/ascend910b.json";
 
-  std::string soc = def_soc, ops, dtypes, sizes, tiles, out = "-", csv, params, scale, commit, op1, dt1;
+  std::string soc = def_soc, ops, dtypes, sizes, tiles, out = "-", csv, params, scale, op1, dt1;
   bool all_variants = false;
   double noise = 0.0;
-  int k_lo = 5, k_hi = 13;
   uint64_t n = 1 << 20;
 
   auto* model = app.add_subcommand("model", "modelled times as Google-Benchmark-shaped JSON");
@@ -283,13 +282,8 @@ int main(int argc, char** argv) {
   syn->add_option("--noise", noise, "relative uniform noise (e.g. 0.02)");
   syn->add_option("--out", out, "CSV to write")->required();
 
-  auto* tune = app.add_subcommand("tune", "tiling table from the atlas-model backend (exhaustive search)");
-  tune->add_option("--soc", soc, "SoC parameter file");
-  tune->add_option("--ops", ops, "ops (default all)");
-  tune->add_option("--k-lo", k_lo, "first size bucket");
-  tune->add_option("--k-hi", k_hi, "last size bucket");
-  tune->add_option("--git-commit", commit, "recorded in the provenance");
-  tune->add_option("--out", out, "table JSON")->required();
+  auto* tune = app.add_subcommand("tune", "retired: use actgrad-tune --backend atlas-model");
+  tune->allow_extras();
 
   auto* til = app.add_subcommand("tiling", "print the host tiling of one call");
   til->add_option("--soc", soc, "SoC parameter file");
@@ -302,7 +296,7 @@ int main(int argc, char** argv) {
     if (*model) return CmdModel(soc, ops, dtypes, sizes, tiles, all_variants, out);
     if (*cal) return CmdCalibrate(soc, csv, out, params);
     if (*syn) return CmdSynth(soc, scale, out, noise);
-    if (*tune) return CmdTune(soc, ops, k_lo, k_hi, out, commit);
+    if (*tune) return CmdTuneRetired();
     if (*til) return CmdTiling(soc, op1, dt1, n);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "actgrad-atlas: %s\n", e.what());

@@ -39,7 +39,7 @@ std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
   std::vector<Candidate> out;
   if (b.layout != "contig") return out;  // the Atlas kernels take contiguous operands
   const uint64_t epb = ElemsPerBlock(b.dtype);
-  for (const AtlasVariant* v : AtlasVariantsFor(b.op, b.dtype, GeluApprox::kNone)) {
+  for (const AtlasVariant* v : AtlasVariantsFor(b.op, b.dtype, b.mode)) {
     for (int dim : BlockDimChoices(b)) {
       // a tile much longer than a core's share only wastes UB
       const uint64_t blocks = (b.n + epb - 1) / epb;
@@ -67,7 +67,7 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
   std::string err;
   // the built-in default rule (not the compiled table): fp32 compute, 2 buffers
   const uint32_t compute = b.dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
-  const AtlasVariant* v = FindAtlasVariant(b.op, b.dtype, compute, GeluApprox::kNone, 2);
+  const AtlasVariant* v = FindAtlasVariant(b.op, b.dtype, compute, b.mode, 2);
   if (!v) return c;
   atlas::AtlasTilingData t;
   if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
@@ -85,7 +85,7 @@ bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, co
     *err = "unknown Atlas variant " + c.variant;
     return false;
   }
-  if ((*v)->op != b.op || (*v)->dtype != b.dtype) {
+  if ((*v)->op != b.op || (*v)->dtype != b.dtype || (b.op == Op::kGeluBwd && (*v)->approx != b.mode)) {
     *err = "variant " + c.variant + " does not match the cell";
     return false;
   }
@@ -133,56 +133,6 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string&
   std::string err;
   if (!LoadSoc(soc_json_path, &soc, &err)) throw std::runtime_error("atlas-model: " + err);
   return std::make_unique<AtlasModelBackend>(std::move(soc));
-}
-
-nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, const std::vector<Op>& ops,
-                         const std::string& git_commit) {
-  nlohmann::json table = {{"schema", "actgrad-tiling-table"},
-                          {"version", 1},
-                          {"machine_id", backend.MachineId()},
-                          {"backend", backend.Name()}};
-  nlohmann::json prov = backend.Provenance();
-  if (!git_commit.empty()) prov["git_commit"] = git_commit;
-  prov["search"] = "exhaustive over the backend's candidates (actgrad-atlas tune)";
-  table["provenance"] = prov;
-  nlohmann::json entries = nlohmann::json::array();
-  for (Op op : ops)
-    for (DType dt : AtlasDTypes(op))
-      for (int k = k_lo; k <= k_hi; ++k) {
-        Bucket b{op, dt, "contig", 2 * k + 1, uint64_t(2) << (2 * k)};  // octave 2k+1 holds 2*4^k
-        struct Scored {
-          Candidate c;
-          double ns;
-        };
-        std::vector<Scored> scored;
-        for (const Candidate& c : backend.Candidates(b)) scored.push_back({c, backend.Measure(b, c, 1, 0.0)[0]});
-        if (scored.empty()) continue;
-        std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& z) { return a.ns < z.ns; });
-        const Scored& best = scored[0];
-        nlohmann::json e = {{"op", std::string(OpName(op))},
-                            {"dtype", std::string(DTypeName(dt))},
-                            {"layout", "contig"},
-                            {"bucket", k},
-                            {"size_lo", uint64_t(1) << (2 * k)},
-                            {"size_hi", uint64_t(1) << (2 * (k + 1))},
-                            {"n", b.n},
-                            {"variant", best.c.variant},
-                            {"tile", best.c.tile},
-                            {"threads", best.c.threads},
-                            {"extra", best.c.extra},
-                            {"median_ns", best.ns},
-                            {"spread_pct", 0.0}};
-        if (scored.size() > 1) {
-          const Scored& ru = scored[1];
-          e["runner_up"] = {{"variant", ru.c.variant}, {"tile", ru.c.tile}, {"threads", ru.c.threads},
-                            {"extra", ru.c.extra}, {"median_ns", ru.ns}};
-        }
-        const Candidate def = backend.Default(b);
-        if (!def.variant.empty()) e["default_ns"] = backend.Measure(b, def, 1, 0.0)[0];
-        entries.push_back(e);
-      }
-  table["entries"] = entries;
-  return table;
 }
 
 }  // namespace actgrad::atlas

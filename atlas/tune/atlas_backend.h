@@ -41,13 +41,6 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string&
 bool CandidateTiling(const SocInfo& soc, const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c,
                      const OpParams& params, const AtlasVariant** v, atlas::AtlasTilingData* t, std::string* err);
 
-// A minimal search (exhaustive: the model is deterministic and cheap) used by
-// `actgrad-atlas tune` and the tests until the project tuner drives the
-// backend: for every op, dtype and bucket k in [k_lo, k_hi], the fastest
-// candidate and the runner-up, as a tiling table (schema v1).
-nlohmann::json TuneTable(actgrad::tune::Backend& backend, int k_lo, int k_hi, const std::vector<Op>& ops,
-                         const std::string& git_commit = "");
-
 }  // namespace actgrad::atlas
 
 #ifdef ACTGRAD_HAVE_CANN

@@ -329,7 +329,8 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "actgrad-tune: unknown layout \"%s\" (contig, bcast)\n", l.c_str());
       return 2;
     }
-  // The Atlas kernels compute the erf form only (their backend ignores the formula).
+  // Atlas tables are tuned for the erf form; the host tiling lends its tilings to
+  // the tanh form (docs/atlas.md). --gelu-modes tanh tunes the tanh kernels too.
   if (modes_s.empty()) modes_s = backend_name == "cpu" ? "none,tanh" : "none";
   cfg.gelu_modes.clear();
   for (const auto& m : Split(modes_s)) {

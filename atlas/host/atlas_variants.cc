@@ -29,9 +29,9 @@ std::vector<AtlasVariant> Build() {
   for (Op op : ops) {
     for (DType dt : AtlasDTypes(op)) {
       std::vector<std::pair<uint32_t, std::string>> modes;
-      if (dt == DType::kF32) modes.push_back({atlas::kComputeNone, "none"});
-      else modes.push_back({atlas::kComputeUpcastF32, "upcast_f32"});
-      if (dt == DType::kF16 && HasNative(op)) modes.push_back({atlas::kComputeF16Native, "f16native"});
+      if (dt == DType::kF32) modes.push_back({kComputeNone, "none"});
+      else modes.push_back({kComputeUpcastF32, "upcast_f32"});
+      if (dt == DType::kF16 && HasNative(op)) modes.push_back({kComputeF16Native, "f16native"});
       std::vector<std::pair<GeluApprox, std::string>> approxes;
       if (op == Op::kGeluBwd) approxes = {{GeluApprox::kNone, "erf"}, {GeluApprox::kTanh, "tanh"}};
       else approxes = {{GeluApprox::kNone, "exact"}};
@@ -91,22 +91,22 @@ std::vector<const AtlasVariant*> AtlasVariantsFor(Op op, DType dtype, GeluApprox
 
 uint32_t AtlasOpOf(Op op) {
   switch (op) {
-    case Op::kSeluBwd: return atlas::kOpSelu;
-    case Op::kHardswishBwd: return atlas::kOpHardswish;
-    case Op::kGeluBwd: return atlas::kOpGelu;
-    case Op::kSoftshrinkBwd: return atlas::kOpSoftshrink;
-    case Op::kLogitGrad: return atlas::kOpLogit;
+    case Op::kSeluBwd: return kOpSelu;
+    case Op::kHardswishBwd: return kOpHardswish;
+    case Op::kGeluBwd: return kOpGelu;
+    case Op::kSoftshrinkBwd: return kOpSoftshrink;
+    case Op::kLogitGrad: return kOpLogit;
   }
   return 99;
 }
 
 uint32_t AtlasDTypeOf(DType t) {
   switch (t) {
-    case DType::kF32: return atlas::kDtF32;
-    case DType::kF16: return atlas::kDtF16;
-    case DType::kBF16: return atlas::kDtBF16;
-    case DType::kI32: return atlas::kDtI32;
-    case DType::kI8: return atlas::kDtI8;
+    case DType::kF32: return kDtF32;
+    case DType::kF16: return kDtF16;
+    case DType::kBF16: return kDtBF16;
+    case DType::kI32: return kDtI32;
+    case DType::kI8: return kDtI8;
   }
   return 99;
 }

@@ -22,7 +22,7 @@ struct AtlasVariant {
   std::string name;
   Op op;
   DType dtype;
-  uint32_t compute;    // atlas::AtlasCompute
+  uint32_t compute;    // AtlasCompute
   std::string upcast;  // none | upcast_f32 | f16native
   GeluApprox approx;   // which GELU formula (kNone for other ops)
   std::string approx_name;

@@ -12,8 +12,8 @@ namespace actgrad::atlas {
 uint32_t ElemsPerBlock(DType t) { return uint32_t(32 / DTypeSize(t)); }
 
 uint32_t UbBytesFor(const AtlasVariant& v, uint32_t tile) {
-  const uint32_t approx = v.approx == GeluApprox::kTanh ? atlas::kApproxTanh : atlas::kApproxErf;
-  return atlas::MakeUbLayout(AtlasOpOf(v.op), AtlasDTypeOf(v.dtype), v.compute, approx, uint32_t(v.buffers), tile)
+  const uint32_t approx = v.approx == GeluApprox::kTanh ? kApproxTanh : kApproxErf;
+  return MakeUbLayout(AtlasOpOf(v.op), AtlasDTypeOf(v.dtype), v.compute, approx, uint32_t(v.buffers), tile)
       .total;
 }
 
@@ -22,11 +22,11 @@ uint32_t MaxTileLength(const AtlasVariant& v, const SocInfo& soc) {
   uint64_t ub = 0;
   platform.GetCoreMemSize(CoreMemType::UB, ub);
   // UB use is linear in the tile: find the largest multiple of kTileAlign.
-  const uint32_t per_align = UbBytesFor(v, atlas::kTileAlign);
-  uint32_t tile = uint32_t(ub / per_align) * atlas::kTileAlign;
-  while (tile > 0 && UbBytesFor(v, tile) > ub) tile -= atlas::kTileAlign;
+  const uint32_t per_align = UbBytesFor(v, kTileAlign);
+  uint32_t tile = uint32_t(ub / per_align) * kTileAlign;
+  while (tile > 0 && UbBytesFor(v, tile) > ub) tile -= kTileAlign;
   // DataCopyPad blockLen has 21 bits
-  const uint32_t dma_cap = (2097151u / uint32_t(DTypeSize(v.dtype))) / atlas::kTileAlign * atlas::kTileAlign;
+  const uint32_t dma_cap = (2097151u / uint32_t(DTypeSize(v.dtype))) / kTileAlign * kTileAlign;
   return std::min(tile, dma_cap);
 }
 
@@ -51,7 +51,7 @@ static float HalfFloorOf(float v) {
 }
 
 bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
-                const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err) {
+                const TilingOptions& o, AtlasTilingData* out, std::string* err) {
   if (v.op == Op::kSoftshrinkBwd && !(params.lambd >= 0.0f)) {
     *err = "softshrink lambd must be >= 0";
     return false;
@@ -61,12 +61,12 @@ bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const
   const uint32_t epb = ElemsPerBlock(v.dtype);
   const uint64_t blocks = (n + epb - 1) / epb;
 
-  atlas::AtlasTilingData t{};
-  t.magic = atlas::kTilingMagic;
+  AtlasTilingData t{};
+  t.magic = kTilingMagic;
   t.op = AtlasOpOf(v.op);
   t.dtype = AtlasDTypeOf(v.dtype);
   t.compute = v.compute;
-  t.approx = v.approx == GeluApprox::kTanh ? atlas::kApproxTanh : atlas::kApproxErf;
+  t.approx = v.approx == GeluApprox::kTanh ? kApproxTanh : kApproxErf;
   t.bufferNum = uint32_t(v.buffers);
   t.totalLength = n;
 
@@ -87,7 +87,7 @@ bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const
   }
   uint64_t tile;
   if (o.tile > 0) {
-    tile = atlas::RoundUpU64(uint64_t(o.tile), atlas::kTileAlign);
+    tile = RoundUpU64(uint64_t(o.tile), kTileAlign);
     if (tile > max_tile) {
       *err = "tile " + std::to_string(o.tile) + " exceeds the largest tile " + std::to_string(max_tile) +
              " that fits UB for " + v.name;
@@ -95,10 +95,10 @@ bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const
     }
   } else {
     tile = std::min<uint64_t>({max_tile, kDefaultTileCap,
-                               std::max<uint64_t>(atlas::kTileAlign, atlas::RoundUpU64(t.bigCoreLength, atlas::kTileAlign))});
+                               std::max<uint64_t>(kTileAlign, RoundUpU64(t.bigCoreLength, kTileAlign))});
   }
   t.tileLength = uint32_t(tile);
-  t.tilingKey = atlas::MakeTilingKey(t.op, t.dtype, t.compute, t.approx, t.bufferNum);
+  t.tilingKey = MakeTilingKey(t.op, t.dtype, t.compute, t.approx, t.bufferNum);
   t.scalar0 = v.op == Op::kSoftshrinkBwd ? params.lambd : v.op == Op::kLogitGrad ? params.eps : 0.0f;
   t.scalar1 = v.op == Op::kLogitGrad ? 1.0f - params.eps : 0.0f;
   t.scalarHalf = v.op == Op::kSoftshrinkBwd ? HalfFloorOf(params.lambd) : 0.0f;
@@ -140,7 +140,7 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
     }
   }
   if (!d.variant) {
-    const uint32_t compute = dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
+    const uint32_t compute = dtype == DType::kF32 ? kComputeNone : kComputeUpcastF32;
     d.variant = FindAtlasVariant(op, dtype, compute, approx, 2);
     d.source = "default";
   }

@@ -25,7 +25,7 @@ struct TilingOptions {
 
 // Elements per 32-byte block of a dtype.
 uint32_t ElemsPerBlock(DType t);
-// Largest tile (multiple of atlas::kTileAlign) whose UB layout fits the SoC.
+// Largest tile (multiple of kTileAlign) whose UB layout fits the SoC.
 uint32_t MaxTileLength(const AtlasVariant& v, const SocInfo& soc);
 // UB bytes the kernel allocates per core for a tile.
 uint32_t UbBytesFor(const AtlasVariant& v, uint32_t tile);
@@ -34,7 +34,7 @@ uint32_t DefaultBlockDim(uint64_t n, DType t, const SocInfo& soc);
 
 // Tiling for an explicit variant (tile / block dim from `o` or the defaults).
 bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
-                const TilingOptions& o, atlas::AtlasTilingData* out, std::string* err);
+                const TilingOptions& o, AtlasTilingData* out, std::string* err);
 
 struct AtlasTableEntry;
 // The entry of (op, dtype, GELU form) at `octave` in table[0, size), else
@@ -44,7 +44,7 @@ const AtlasTableEntry* FindEntry(const AtlasTableEntry* table, size_t size, Op o
 
 struct TilingDecision {
   const AtlasVariant* variant = nullptr;
-  atlas::AtlasTilingData data{};
+  AtlasTilingData data{};
   std::string source;  // "table" or "default"
   int octave = 0;      // the table cell used (source "table")
 };
@@ -59,8 +59,8 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
                    TilingDecision* out, std::string* err);
 
 // Core `idx`'s element range (the kernel's own formula).
-inline void CoreRangeOf(const atlas::AtlasTilingData& t, uint32_t idx, uint64_t* start, uint64_t* len) {
-  atlas::CoreRange(t, idx, start, len);
+inline void CoreRangeOf(const AtlasTilingData& t, uint32_t idx, uint64_t* start, uint64_t* len) {
+  CoreRange(t, idx, start, len);
 }
 
 }  // namespace actgrad::atlas

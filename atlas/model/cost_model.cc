@@ -67,7 +67,7 @@ std::mutex g_cache_mu;
 std::map<CacheKey, std::shared_ptr<const CoreRun>> g_cache;
 
 // Emulates one core holding `len` elements (as core 0 of a 1-core launch).
-std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const atlas::AtlasTilingData& t, uint64_t len,
+std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const AtlasTilingData& t, uint64_t len,
                                            const SocInfo& soc) {
   const CacheKey key{v.name, t.tileLength, len, t.scalar0, t.scalar1};
   {
@@ -75,7 +75,7 @@ std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const atlas::A
     auto it = g_cache.find(key);
     if (it != g_cache.end()) return it->second;
   }
-  atlas::AtlasTilingData one = t;
+  AtlasTilingData one = t;
   one.totalLength = len;
   one.blockDim = 1;
   one.bigCoreNum = 0;
@@ -133,7 +133,7 @@ struct CoreEstimate {
   AscendEmu::CoreStats stats;
 };
 
-CoreEstimate EstimateCore(const AtlasVariant& v, const atlas::AtlasTilingData& t, uint64_t len, const SocInfo& soc,
+CoreEstimate EstimateCore(const AtlasVariant& v, const AtlasTilingData& t, uint64_t len, const SocInfo& soc,
                           double bw) {
   CoreEstimate est;
   if (len == 0) return est;
@@ -164,7 +164,7 @@ void ClearTraceCache() {
   g_cache.clear();
 }
 
-ModelResult ModelLaunch(const AtlasVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc) {
+ModelResult ModelLaunch(const AtlasVariant& v, const AtlasTilingData& t, const SocInfo& soc) {
   ModelResult res;
   res.block_dim = t.blockDim;
   if (t.blockDim == 0 || t.totalLength == 0) {
@@ -183,7 +183,7 @@ ModelResult ModelLaunch(const AtlasVariant& v, const atlas::AtlasTilingData& t, 
   std::map<uint64_t, uint64_t> lengths;  // distinct core length -> cores
   for (uint32_t c = 0; c < t.blockDim; ++c) {
     uint64_t s, l;
-    atlas::CoreRange(t, c, &s, &l);
+    CoreRange(t, c, &s, &l);
     ++lengths[l];
   }
   double worst = -1;
@@ -292,7 +292,7 @@ bool WriteMeasurementsCsv(const std::string& path, const std::vector<Measurement
 double ModelRow(const Measurement& r, const SocInfo& soc, const OpParams& params) {
   const AtlasVariant* v = FindAtlasVariant(r.variant);
   if (!v) throw std::runtime_error("unknown variant " + r.variant);
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   TilingOptions o;
   o.tile = r.tile;

@@ -46,7 +46,7 @@ struct ModelResult {
 
 // Models one launch of `v` with tiling `t` on `soc`. Throws AscendEmu::Breach
 // if the kernel breaches the programming model under this tiling.
-ModelResult ModelLaunch(const AtlasVariant& v, const atlas::AtlasTilingData& t, const SocInfo& soc);
+ModelResult ModelLaunch(const AtlasVariant& v, const AtlasTilingData& t, const SocInfo& soc);
 
 // Drops the cached per-core traces (they depend on variant, tile, length only).
 void ClearTraceCache();

@@ -7,7 +7,7 @@
 
 namespace actgrad::atlas {
 
-AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasTilingData& t, const void* g,
+AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const AtlasTilingData& t, const void* g,
                                       const void* x, void* out, const EmuOptions& o) {
   const uint64_t bytes = t.totalLength * DTypeSize(v.dtype);
   // Dry runs get distinct fake GM addresses: never dereferenced, still checked.
@@ -16,7 +16,7 @@ AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasT
     x = x ? x : reinterpret_cast<const void*>(uintptr_t(0x200000000000ull));
     out = out ? out : reinterpret_cast<void*>(uintptr_t(0x300000000000ull));
   }
-  alignas(64) uint8_t tiling_gm[sizeof(atlas::AtlasTilingData) + 64];
+  alignas(64) uint8_t tiling_gm[sizeof(AtlasTilingData) + 64];
   std::memcpy(tiling_gm, &t, sizeof t);
 
   AscendEmu::LaunchOptions lo;
@@ -27,7 +27,7 @@ AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasT
   lo.only_cores = o.only_cores;
   lo.nan_propagating_minmax = o.nan_propagating_minmax;
   lo.gm = {{g, bytes, "gradOutput"}, {x, bytes, "input"}, {out, bytes, "gradInput"},
-           {tiling_gm, sizeof(atlas::AtlasTilingData), "tiling"}};
+           {tiling_gm, sizeof(AtlasTilingData), "tiling"}};
 
   uint8_t* gp = static_cast<uint8_t*>(const_cast<void*>(g));
   uint8_t* xp = static_cast<uint8_t*>(const_cast<void*>(x));

@@ -22,7 +22,7 @@ struct EmuOptions {
 };
 
 // g, x, out: n elements of the variant's storage dtype (raw bits).
-AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const atlas::AtlasTilingData& t, const void* g,
+AscendEmu::LaunchResult RunOnEmulator(const AtlasVariant& v, const AtlasTilingData& t, const void* g,
                                       const void* x, void* out, const EmuOptions& o);
 
 }  // namespace actgrad::atlas

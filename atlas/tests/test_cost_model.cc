@@ -46,7 +46,7 @@ TEST(CostModel, DoubleBufferingHidesTheShorterPipe) {
   for (const char* base : {"gelu_bwd.f32.atlas.none.erf", "softshrink_bwd.f16.atlas.upcast_f32.exact"}) {
     const AtlasVariant& v1 = *FindAtlasVariant(std::string(base) + ".db1");
     const AtlasVariant& v2 = *FindAtlasVariant(std::string(base) + ".db2");
-    atlas::AtlasTilingData t1, t2;
+    AtlasTilingData t1, t2;
     std::string err;
     TilingOptions o;
     o.tile = 2048;
@@ -67,7 +67,7 @@ TEST(CostModel, ExtrapolationMatchesFullEmulation) {
   for (const char* name : {"hardswish_bwd.f32.atlas.none.exact.db2", "gelu_bwd.bf16.atlas.upcast_f32.tanh.db1",
                            "selu_bwd.i8.atlas.upcast_f32.exact.db2"}) {
     const AtlasVariant& v = *FindAtlasVariant(name);
-    atlas::AtlasTilingData t;
+    AtlasTilingData t;
     std::string err;
     TilingOptions o;
     o.tile = 512;
@@ -95,7 +95,7 @@ TEST(CostModel, SaneScaling) {
   const AtlasVariant& v = *FindAtlasVariant("gelu_bwd.f16.atlas.upcast_f32.erf.db2");
   double prev = 0;
   for (uint64_t n : {uint64_t(1) << 12, uint64_t(1) << 16, uint64_t(1) << 20, uint64_t(1) << 24}) {
-    atlas::AtlasTilingData t;
+    AtlasTilingData t;
     std::string err;
     ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, {}, &t, &err));
     const double ns = ModelLaunch(v, t, soc).total_ns;
@@ -104,7 +104,7 @@ TEST(CostModel, SaneScaling) {
   }
   // 64M fp32 elements of a memory-bound op cannot beat HBM
   const AtlasVariant& s = *FindAtlasVariant("softshrink_bwd.f32.atlas.none.exact.db2");
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   ASSERT_TRUE(MakeTiling(s, uint64_t(1) << 26, OpParams{}, soc, {}, &t, &err));
   const ModelResult r = ModelLaunch(s, t, soc);
@@ -166,7 +166,7 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
   const SocInfo soc = Soc("ascend910b");
   for (const auto& c : cands) {
     const AtlasVariant* v;
-    atlas::AtlasTilingData t;
+    AtlasTilingData t;
     std::string err;
     ASSERT_TRUE(CandidateTiling(soc, bk, c, OpParams{}, &v, &t, &err)) << c.Key() << ": " << err;
     EXPECT_EQ(v->approx, GeluApprox::kNone) << "only the default (erf) GELU is tuned";

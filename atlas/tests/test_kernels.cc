@@ -203,7 +203,7 @@ Buffers Encode(const AtlasVariant& v, const InputSet& s) {
 
 void RunKernel(const AtlasVariant& v, const SocInfo& soc, const OpParams& p, Buffers* b, TilingOptions o = {},
          int threads = 2, bool nan_prop = true) {
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   ASSERT_TRUE(MakeTiling(v, b->n, p, soc, o, &t, &err)) << err;
   EmuOptions eo;
@@ -321,7 +321,7 @@ TEST(AtlasVariants, ListIsConsistent) {
 TEST(AtlasKernels, EmptyInputLaunchesNothing) {
   const SocInfo soc = Soc("ascend910b");
   const AtlasVariant& v = *FindAtlasVariant("gelu_bwd.f32.atlas.none.erf.db2");
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   ASSERT_TRUE(MakeTiling(v, 0, OpParams{}, soc, {}, &t, &err)) << err;
   EXPECT_EQ(t.blockDim, 0u);

@@ -23,7 +23,7 @@ const uint64_t kSizes[] = {0, 1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 255, 256, 257,
                            12288, 12289, 65541, 48 * 256 - 1, 40 * 256 * 7 + 13, 1000003, 16777216 + 5,
                            100000007};
 
-void CheckTiling(const AtlasVariant& v, const SocInfo& soc, uint64_t n, const atlas::AtlasTilingData& t,
+void CheckTiling(const AtlasVariant& v, const SocInfo& soc, uint64_t n, const AtlasTilingData& t,
                  bool default_dim) {
   const uint32_t epb = ElemsPerBlock(v.dtype);
   const uint64_t blocks = (n + epb - 1) / epb;
@@ -43,7 +43,7 @@ void CheckTiling(const AtlasVariant& v, const SocInfo& soc, uint64_t n, const at
   uint64_t next = 0;
   for (uint32_t c = 0; c < t.blockDim; ++c) {
     uint64_t s, l;
-    atlas::CoreRange(t, c, &s, &l);
+    CoreRange(t, c, &s, &l);
     ASSERT_EQ(s, next) << "core " << c;
     ASSERT_GE(l, 1u) << "core " << c << " idle";
     EXPECT_EQ((s * DTypeSize(v.dtype)) % 32, 0u) << "core " << c << " GM start not 32-byte aligned";
@@ -54,9 +54,9 @@ void CheckTiling(const AtlasVariant& v, const SocInfo& soc, uint64_t n, const at
   EXPECT_EQ(next, n);
   EXPECT_LE(t.bigCoreLength - t.smallCoreLength, epb) << "big/small split unbalanced";
   // UB and tile shape
-  EXPECT_EQ(t.tileLength % atlas::kTileAlign, 0u);
+  EXPECT_EQ(t.tileLength % kTileAlign, 0u);
   EXPECT_LE(UbBytesFor(v, t.tileLength), soc.UbBudget());
-  EXPECT_EQ(t.tilingKey, atlas::MakeTilingKey(t.op, t.dtype, t.compute, t.approx, t.bufferNum));
+  EXPECT_EQ(t.tilingKey, MakeTilingKey(t.op, t.dtype, t.compute, t.approx, t.bufferNum));
 }
 
 TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
@@ -67,12 +67,12 @@ TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
       for (uint64_t n : kSizes)
         for (int dim : {0, 1, 5, int(soc.vector_cores), 1000})
           for (int64_t tile : {int64_t(0), int64_t(256), int64_t(1000), int64_t(MaxTileLength(v, soc))}) {
-            atlas::AtlasTilingData t;
+            AtlasTilingData t;
             std::string err;
             TilingOptions o;
             o.tile = tile;
             o.block_dim = dim;
-            if (uint64_t(atlas::RoundUpU64(uint64_t(tile), atlas::kTileAlign)) > MaxTileLength(v, soc)) {
+            if (uint64_t(RoundUpU64(uint64_t(tile), kTileAlign)) > MaxTileLength(v, soc)) {
               EXPECT_FALSE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err));
               continue;
             }
@@ -86,7 +86,7 @@ TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
 TEST(Tiling, TooLargeTileIsRefused) {
   const SocInfo soc = Soc("ascend910b");
   const auto& v = *FindAtlasVariant("gelu_bwd.f32.atlas.none.erf.db2");
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   TilingOptions o;
   o.tile = MaxTileLength(v, soc) + 256;
@@ -107,7 +107,7 @@ TEST(Tiling, DryRunMovesExactlyTheTensor) {
       for (uint64_t n : {uint64_t(1), uint64_t(17), uint64_t(257), uint64_t(4097), uint64_t(65541), uint64_t(1000003)})
         for (int64_t tile : {int64_t(0), int64_t(256)}) {
           if (tile == 256 && n > 70000) continue;
-          atlas::AtlasTilingData t;
+          AtlasTilingData t;
           std::string err;
           TilingOptions o;
           o.tile = tile;

@@ -105,7 +105,7 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
           for (int64_t t : tiles) runs.push_back({d.variant, t});
         }
         for (const auto& [v, tile] : runs) {
-          atlas::AtlasTilingData t;
+          AtlasTilingData t;
           std::string err;
           TilingOptions o;
           o.tile = tile;

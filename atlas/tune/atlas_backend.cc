@@ -66,10 +66,10 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
   TilingDecision d;
   std::string err;
   // the built-in default rule (not the compiled table): fp32 compute, 2 buffers
-  const uint32_t compute = b.dtype == DType::kF32 ? atlas::kComputeNone : atlas::kComputeUpcastF32;
+  const uint32_t compute = b.dtype == DType::kF32 ? kComputeNone : kComputeUpcastF32;
   const AtlasVariant* v = FindAtlasVariant(b.op, b.dtype, compute, b.mode, 2);
   if (!v) return c;
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
   c.variant = v->name;
   c.tile = t.tileLength;
@@ -79,7 +79,7 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
 }
 
 bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, const OpParams& params,
-                     const AtlasVariant** v, atlas::AtlasTilingData* t, std::string* err) {
+                     const AtlasVariant** v, AtlasTilingData* t, std::string* err) {
   *v = FindAtlasVariant(c.variant);
   if (!*v) {
     *err = "unknown Atlas variant " + c.variant;
@@ -102,7 +102,7 @@ bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, co
 std::vector<double> AtlasModelBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
   (void)min_seconds;
   const AtlasVariant* v;
-  atlas::AtlasTilingData t;
+  AtlasTilingData t;
   std::string err;
   if (!CandidateTiling(soc_, b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-model: " + err);
   const double ns = ModelLaunch(*v, t, soc_).total_ns;

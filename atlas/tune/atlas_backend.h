@@ -39,7 +39,7 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string&
 
 // The block dim, tile and buffers a candidate describes, as a tiling.
 bool CandidateTiling(const SocInfo& soc, const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c,
-                     const OpParams& params, const AtlasVariant** v, atlas::AtlasTilingData* t, std::string* err);
+                     const OpParams& params, const AtlasVariant** v, AtlasTilingData* t, std::string* err);
 
 }  // namespace actgrad::atlas
 

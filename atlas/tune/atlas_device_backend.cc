@@ -40,7 +40,7 @@ class AtlasDeviceBackend : public AtlasModelBackend {
   std::vector<double> Measure(const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c, int reps,
                               double min_seconds) override {
     const AtlasVariant* v;
-    atlas::AtlasTilingData t;
+    AtlasTilingData t;
     std::string err;
     if (!CandidateTiling(soc(), b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error(err);
     const size_t bytes = b.n * DTypeSize(b.dtype);

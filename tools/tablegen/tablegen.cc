@@ -9,6 +9,10 @@
 
 using namespace actgrad;
 
+static std::string SplitInit(const Split& s) {
+  return "{" + std::to_string(s.threads) + ", " + std::to_string(s.chunk) + ", " + std::to_string(s.stage_tile) + "}";
+}
+
 static std::string Quote(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
@@ -45,9 +49,9 @@ int main(int argc, char** argv) {
       src << "static const CompiledEntry " << name << "[] = {\n";
       for (const auto& e : t.entries)
         src << "  {" << int(e.op) << ", " << int(e.dtype) << ", " << int(e.mode) << ", " << int(e.layout) << ", "
-            << e.octave << ", " << Quote(e.variant) << ", " << e.tile << ", " << e.threads << ", "
-            << (e.one_thread_variant.empty() ? std::string("nullptr") : Quote(e.one_thread_variant)) << ", "
-            << e.one_thread_tile << "},\n";
+            << e.octave << ", " << Quote(e.choice.variant) << ", " << SplitInit(e.choice.split) << ", "
+            << (e.one_thread ? Quote(e.one_thread->variant) : std::string("nullptr")) << ", "
+            << SplitInit(e.one_thread ? e.one_thread->split : Split{}) << "},\n";
       src << "};\n";
     }
     list << "  {" << Quote(t.machine_id) << ", " << Quote(t.IsaFamily()) << ", " << Quote(argv[i]) << ", "

@@ -1,7 +1,8 @@
 // The suite's one pseudo-random generator: splitmix64 (Steele, Lea, Flood,
 // "Fast splittable pseudorandom number generators", 2014). The integer
-// sequence and Uniform() are the same on every platform (plain 64-bit integer
-// and IEEE double arithmetic); Normal() and LogUniform() go through the C
+// sequence is the same on every platform, and so is Uniform() where the
+// compiler does not fuse lo + (hi - lo) * u into an FMA (op_inputs.cc builds
+// with -ffp-contract=off). Normal() and LogUniform() go through the C
 // library's log/cos/exp, so they may differ by an ulp between libms (the
 // operands are rounded to float or narrower afterwards).
 // Used by the benchmarks, the tuner, the accuracy tool and the tests.

@@ -113,8 +113,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the JSON results here (e.g. docs/accuracy.json)");
   app.add_option("--threads", threads, "worker threads over variants (default: all cores)")
       ->check(CLI::Range(1, 1024));
-  // NonNegativeNumber: CLI11 would read "-1" as 2^64 - 1.
-  app.add_option("--seed", seed, "seed of the random inputs")->check(CLI::NonNegativeNumber);
+  // CLI11 would read "-1" as 2^64 - 1.
+  const CLI::Validator no_sign(
+      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "must not be negative"; }, "");
+  app.add_option("--seed", seed, "seed of the random inputs")->check(no_sign);
   app.add_flag("-v,--verbose", verbose, "print every variant's result as it finishes");
   try {
     app.parse(argc, argv);

@@ -28,6 +28,7 @@
 #include "reference/reference.h"
 #include "variants/variant.h"
 #include "tests/common/variant_groups.h"
+#include "tools/inputs/rng.h"
 
 namespace actgrad {
 namespace {
@@ -39,16 +40,7 @@ constexpr size_t kGuard = 64;       // bytes checked on each side of every buffe
 constexpr uint8_t kFill = 0xA5;
 
 // ---- operands --------------------------------------------------------------
-struct Rng {  // splitmix64
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double Uniform(double lo, double hi) { return lo + (hi - lo) * double(Next() >> 11) * 0x1.0p-53; }
-};
+using inputs::Rng;
 
 void Encode(DType t, double v, uint8_t* dst) {
   switch (t) {

@@ -1,7 +1,9 @@
 // actgrad-tablegen OUT.cc TABLE.json...: validates tiling tables and turns
 // them into C++ compiled into the library. Any problem fails the build with
 // a message naming the file and the entry.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -63,17 +65,21 @@ int main(int argc, char** argv) {
   }
   src << "\nconst CompiledTable kCompiledTables[] = {\n" << list.str() << "};\n"
       << "const size_t kNumCompiledTables = " << (argc - 2) << ";\n\n}  // namespace actgrad::tables\n";
+  // Written beside OUT, then renamed over it: a failure leaves OUT as it was
+  // and no temporary file behind.
   const std::string out = argv[1], tmp = out + ".tmp";
   {
     std::ofstream f(tmp);
     f << src.str();
     if (!f.flush()) {
-      std::fprintf(stderr, "actgrad-tablegen: cannot write %s\n", tmp.c_str());
+      std::fprintf(stderr, "actgrad-tablegen: cannot write %s: %s\n", tmp.c_str(), std::strerror(errno));
+      std::remove(tmp.c_str());
       return 1;
     }
   }
   if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::fprintf(stderr, "actgrad-tablegen: cannot write %s\n", out.c_str());
+    std::fprintf(stderr, "actgrad-tablegen: cannot write %s: %s\n", out.c_str(), std::strerror(errno));
+    std::remove(tmp.c_str());
     return 1;
   }
   return 0;

@@ -24,6 +24,7 @@
 #include "actgrad/half.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
+#include "tools/inputs/op_inputs.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad::tune {
@@ -63,39 +64,11 @@ aclDataType AclType(DType t) {
 
 int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 
-// Realistic inputs per op (docs: spec operators.md), as float before storing.
-void MakeValues(Op op, std::mt19937_64& rng, float* g, float* x, size_t n) {
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::uniform_real_distribution<float> ud(0.001f, 0.999f);
-  for (size_t i = 0; i < n; ++i) {
-    g[i] = nd(rng);
-    switch (op) {
-      case Op::kSeluBwd: {  // x: the forward result y = selu(z)
-        const float z = 1.5f * nd(rng);
-        x[i] = z > 0 ? 1.0507009873554805f * z : 1.0507009873554805f * 1.6732632423543772f * std::expm1(z);
-        break;
-      }
-      case Op::kHardswishBwd: x[i] = 2.5f * nd(rng); break;
-      case Op::kGeluBwd: x[i] = 1.5f * nd(rng); break;
-      case Op::kSoftshrinkBwd: x[i] = nd(rng); break;
-      case Op::kLogitGrad: x[i] = ud(rng); break;
-    }
-  }
-}
-
-void Store(DType t, const float* src, void* dst, size_t n) {
-  switch (t) {
-    case DType::kF32: std::memcpy(dst, src, n * 4); break;
-    case DType::kF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToHalf(src[i]); break;
-    case DType::kBF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToBF16(src[i]); break;
-    case DType::kI32:
-      for (size_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = int32_t(std::lround(src[i] * 16.f));
-      break;
-    case DType::kI8:
-      for (size_t i = 0; i < n; ++i)
-        static_cast<int8_t*>(dst)[i] = int8_t(std::clamp<long>(std::lround(src[i] * 16.f), -128, 127));
-      break;
-  }
+// The benchmarks' operands (tools/inputs): the tuner measures on what the
+// benchmarks time. The first `n` values of each sequence, stored in dtype t.
+void MakeValues(Op op, DType t, void* g, void* x, size_t n) {
+  inputs::GenerateOperand(op, t, inputs::Role::kG, g, n);
+  inputs::GenerateOperand(op, t, inputs::Role::kX, x, n);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -195,11 +168,7 @@ struct CpuBackend::Impl {
     out.Reserve(cap * es);
     // A 1M-element random block, repeated: realistic, cheap for 64M.
     const size_t block = size_t(std::min<uint64_t>(cap, uint64_t(1) << 20));
-    std::mt19937_64 rng(0xAC7 + uint64_t(b.op) * 131 + uint64_t(b.dtype));
-    std::vector<float> fg(block), fx(block);
-    MakeValues(b.op, rng, fg.data(), fx.data(), block);
-    Store(b.dtype, fg.data(), g.p, block);
-    Store(b.dtype, fx.data(), x.p, block);
+    MakeValues(b.op, b.dtype, g.p, x.p, block);
     for (uint64_t at = block; at < cap; at += block) {
       const size_t m = size_t(std::min<uint64_t>(block, cap - at));
       std::memcpy(static_cast<char*>(g.p) + at * es, g.p, m * es);

@@ -48,6 +48,20 @@ N16M = 16 * 1024 * 1024
 N64K = 64 * 1024
 
 
+class BadInput(Exception):
+    """A results or accuracy file that cannot be used; the message names it."""
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}")
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, bad UTF-8, nesting
+        raise BadInput(f"{path}: not valid JSON: {e}")
+
+
 def load(paths):
     """Returns (context, {(binary, run_name): {"median": {...}, "cv": {...}, "reps": int}}).
     binary: the entry's "actgrad_binary" (set by scripts/bench when it merges
@@ -56,8 +70,9 @@ def load(paths):
     reps = {}
     aggs = {}
     for path in paths:
-        with open(path) as f:
-            data = json.load(f)
+        data = read_json(path)
+        if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
+            raise BadInput(f"{path}: not a Google Benchmark JSON file (an object with a \"benchmarks\" array)")
         for k, v in data.get("context", {}).items():
             context.setdefault(k, v)
         default_binary = data.get("context", {}).get("actgrad_binary", "")
@@ -112,8 +127,7 @@ def index(results):
 def load_accuracy(path):
     if not path:
         return None
-    with open(path) as f:
-        data = json.load(f)
+    data = read_json(path)
     # A bare list (docs/conventions.md) or {"schema": "actgrad-accuracy", "results": [...]}.
     rows = data.get("results", []) if isinstance(data, dict) else data
     return {r["variant"] for r in rows if r.get("shippable")}
@@ -387,7 +401,13 @@ def main():
                     help="%% of limit from the programs' pct_of_bandwidth counters (limit measured once, "
                          "at first use) instead of this run's roof/stream_* medians")
     args = ap.parse_args()
+    try:
+        return run(args)
+    except BadInput as e:
+        sys.exit(f"goals.py: {e}")
 
+
+def run(args):
     if args.write_doc:
         args.markdown = args.figures = True
         buf = io.StringIO()

@@ -84,15 +84,15 @@ int main(int argc, char** argv) {
     a.out = out.data() + first * esize;
     v->fn(a);
   };
-  // RunVariant's default chunk for two threads: 4 pieces per thread.
-  const size_t chunk = std::max<size_t>(4096, ((n + 7) / 8 + 63) / 64 * 64);
+  // RunVariant's default chunk for two threads.
+  const size_t chunk = actgrad::DefaultChunk(n, 2);
   const int64_t pieces = int64_t((n + chunk - 1) / chunk);
 
   std::vector<double> cols[4];
   if (!quiet) std::printf("%6s %10s %10s %10s %10s\n", "block", "thr1_ns", "ranges_ns", "shared_ns", "start_ns");
   for (int b = 0; b < blocks; ++b) {
-    const double t1 = TimeBlock([&] { actgrad::RunVariant(*v, args, 1, 0); });
-    const double t2 = TimeBlock([&] { actgrad::RunVariant(*v, args, 2, 0); });
+    const double t1 = TimeBlock([&] { actgrad::RunVariant(*v, args, actgrad::Split{1, 0, 0}); });
+    const double t2 = TimeBlock([&] { actgrad::RunVariant(*v, args, actgrad::Split{2, 0, 0}); });
     const double ts = TimeBlock([&] {
       std::atomic<int64_t> next{0};
       actgrad::ParallelFor(2, pieces, [&](int64_t, int64_t, int) {

@@ -24,8 +24,9 @@ void RegisterVariantBenchmarks(const std::vector<size_t>& sizes, const std::vect
     const actgrad::Variant* vp = &v;
     for (size_t n : sizes) {
       for (int t : threads) {
+        const actgrad::Split split{t, int64_t(chunk), 0};
         benchmark::RegisterBenchmark(
-            ab::BenchName("variant", v.name, n, t).c_str(), [vp, n, t, chunk](benchmark::State& st) {
+            ab::BenchName("variant", v.name, n, t).c_str(), [vp, n, split](benchmark::State& st) {
               auto ops = ab::GetOperands(vp->op, vp->dtype, n);
               actgrad::KernelArgs args{};
               args.g = ops->g.data();
@@ -34,11 +35,10 @@ void RegisterVariantBenchmarks(const std::vector<size_t>& sizes, const std::vect
               args.n = n;
               args.params = ab::DefaultParams(vp->op);
               args.params.gelu_approx = vp->gelu_mode;
-              args.tile = 0;
-              actgrad::RunVariant(*vp, args, t, chunk);  // warm-up
-              const double s = ab::TimedLoop(st, [&] { actgrad::RunVariant(*vp, args, t, chunk); });
+              actgrad::RunVariant(*vp, args, split);  // warm-up
+              const double s = ab::TimedLoop(st, [&] { actgrad::RunVariant(*vp, args, split); });
               const double es = static_cast<double>(actgrad::DTypeSize(vp->dtype));
-              ab::SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, t);
+              ab::SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, split.threads);
             });
       }
     }

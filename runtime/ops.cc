@@ -26,12 +26,11 @@ std::unordered_set<aclOpExecutor*>& LiveExecutors() {
   return *s;
 }
 
+// An aclnn entry point: its op's dtypes, broadcasting and promotion are the
+// op's facts (actgrad/types.h FactsOf).
 struct OpSpec {
   const char* name;
   Op op;
-  std::initializer_list<DType> dtypes;
-  bool broadcast;  // inputs broadcast (NumPy) to the output shape
-  bool promote;    // GELU's float promotion
   const char* names[3];  // argument names for messages: g, x, out
 };
 
@@ -52,11 +51,11 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %d, which is no aclDataType", s.name, s.names[i],
                   int(t[i]->dtype));
     bool ok = ToDType(t[i]->dtype, &dt[i]);
-    ok = ok && std::find(s.dtypes.begin(), s.dtypes.end(), dt[i]) != s.dtypes.end();
+    ok = ok && OpHasDType(s.op, dt[i]);
     if (!ok) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has unsupported dtype %d", s.name, s.names[i], int(t[i]->dtype));
     if (const int st = CheckTensor(s.name, s.names[i], t[i], DTypeSize(dt[i]))) return st;
   }
-  if (s.promote) {
+  if (FactsOf(s.op).promotes) {
     const DType p = Promote(dt[0], dt[1]);
     if (dt[2] != p)
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s dtype %s must be the promoted dtype %s of %s and %s", s.name,
@@ -65,7 +64,7 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s, %s and %s must have the same dtype (%s, %s, %s)", s.name, s.names[0],
                 s.names[1], s.names[2], DTypeName(dt[0]).data(), DTypeName(dt[1]).data(), DTypeName(dt[2]).data());
   }
-  if (s.broadcast) {
+  if (OpBroadcasts(s.op)) {
     std::vector<int64_t> shape;
     if (const int st = BroadcastShapes(s.name, g, x, &shape)) return st;
     if (shape != out->dims)
@@ -85,7 +84,7 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
     delete e;
     return st;
   }
-  if (!e->plan.variant) {
+  if (!e->plan.kernel.variant) {
     delete e;
     return Fail(ACLNN_ERR_INNER, "%s: no kernel variant for dtype %s", s.name, DTypeName(dt[2]).data());
   }
@@ -131,8 +130,6 @@ aclnnStatus Launch(const char* name, void* workspace, uint64_t ws_size, aclOpExe
   return ACLNN_SUCCESS;
 }
 
-constexpr std::initializer_list<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16};
-
 }  // namespace
 }  // namespace actgrad::rt
 
@@ -160,9 +157,7 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* e) {
 
 aclnnStatus aclnnSeluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* result,
                                               aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
-  static const OpSpec s{"aclnnSeluBackward", Op::kSeluBwd,
-                        {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8}, false, false,
-                        {"gradOutput", "result", "gradInput"}};
+  static const OpSpec s{"aclnnSeluBackward", Op::kSeluBwd, {"gradOutput", "result", "gradInput"}};
   return Prepare(s, gradOutput, result, gradInput, OpParams{}, ws, ex);
 }
 aclnnStatus aclnnSeluBackward(void* w, uint64_t n, aclOpExecutor* e, aclrtStream st) {
@@ -171,8 +166,7 @@ aclnnStatus aclnnSeluBackward(void* w, uint64_t n, aclOpExecutor* e, aclrtStream
 
 aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* out,
                                                    uint64_t* ws, aclOpExecutor** ex) {
-  static const OpSpec s{"aclnnHardswishBackward", Op::kHardswishBwd, kFloats, false, false,
-                        {"gradOutput", "self", "out"}};
+  static const OpSpec s{"aclnnHardswishBackward", Op::kHardswishBwd, {"gradOutput", "self", "out"}};
   return Prepare(s, gradOutput, self, out, OpParams{}, ws, ex);
 }
 aclnnStatus aclnnHardswishBackward(void* w, uint64_t n, aclOpExecutor* e, const aclrtStream st) {
@@ -181,7 +175,7 @@ aclnnStatus aclnnHardswishBackward(void* w, uint64_t n, aclOpExecutor* e, const 
 
 static aclnnStatus GeluPrepare(const char* name, const aclTensor* g, const aclTensor* x, const aclTensor* out,
                                GeluApprox mode, uint64_t* ws, aclOpExecutor** ex) {
-  const OpSpec s{name, Op::kGeluBwd, kFloats, true, true, {"gradOutput", "self", "gradInput"}};
+  const OpSpec s{name, Op::kGeluBwd, {"gradOutput", "self", "gradInput"}};
   OpParams p;
   p.gelu_approx = mode;
   return Prepare(s, g, x, out, p, ws, ex);
@@ -212,8 +206,7 @@ aclnnStatus aclnnGeluBackwardV2(void* w, uint64_t n, aclOpExecutor* e, aclrtStre
 aclnnStatus aclnnSoftshrinkBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
                                                     const aclScalar* lambd, aclTensor* gradInput, uint64_t* ws,
                                                     aclOpExecutor** ex) {
-  static const OpSpec s{"aclnnSoftshrinkBackward", Op::kSoftshrinkBwd, kFloats, true, false,
-                        {"gradOutput", "self", "gradInput"}};
+  static const OpSpec s{"aclnnSoftshrinkBackward", Op::kSoftshrinkBwd, {"gradOutput", "self", "gradInput"}};
   ClearError();
   if (!lambd) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclnnSoftshrinkBackward: lambd is null");
   if (!(lambd->value >= 0.0))
@@ -238,7 +231,7 @@ static float EpsToFloat(double eps) {
 
 aclnnStatus aclnnLogitGradGetWorkspaceSize(const aclTensor* x, const aclTensor* dy, double eps, const aclTensor* out,
                                            uint64_t* ws, aclOpExecutor** ex) {
-  static const OpSpec s{"aclnnLogitGrad", Op::kLogitGrad, kFloats, false, false, {"dy", "x", "out"}};
+  static const OpSpec s{"aclnnLogitGrad", Op::kLogitGrad, {"dy", "x", "out"}};
   OpParams p;
   p.eps = EpsToFloat(eps);
   return Prepare(s, dy, x, out, p, ws, ex);

@@ -205,15 +205,11 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
   }
 
   const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
-  const KernelChoice choice =
-      ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
-  plan->variant = choice.variant;
-  plan->threads = choice.threads;
-  plan->chunk = choice.chunk;
+  plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
   // Gather buffers: one block per operand per thread (none when nothing runs).
   plan->workspace = 0;
   if (!fast && plan->numel > 0 &&
-      __builtin_mul_overflow(uint64_t(std::max(1, plan->threads)), 3 * kBlockElems * DTypeSize(plan->dtype),
+      __builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), 3 * kBlockElems * DTypeSize(plan->dtype),
                              &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
   return ACLNN_SUCCESS;
@@ -318,15 +314,17 @@ void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
 
 void Execute(const Plan& p, void* workspace) {
   if (p.numel == 0) return;
-  const Variant& v = *p.variant;
-  KernelArgs args{p.g.base, p.x.base, p.out.base, size_t(p.numel), p.params, 0};
+  const Variant& v = *p.kernel.variant;
+  const Split& split = p.kernel.split;
+  KernelArgs args{p.g.base, p.x.base, p.out.base, size_t(p.numel), p.params, size_t(split.stage_tile)};
   if (p.g.flat && p.x.flat && p.out.flat) {
-    RunVariant(v, args, p.threads, p.chunk);
+    RunVariant(v, args, split);
     return;
   }
   const size_t esize = DTypeSize(p.dtype);
   const int64_t blocks = int64_t((p.numel + kBlockElems - 1) / kBlockElems);
-  const int threads = int(std::min<int64_t>(std::max(1, p.threads), blocks));
+  // Blocks of kBlockElems, not split.chunk: a block is what one gather fills.
+  const int threads = int(std::min<int64_t>(std::max(1, split.threads), blocks));
   ParallelFor(threads, blocks, [&](int64_t first, int64_t last, int thread) {
     char* buf = static_cast<char*>(workspace) + size_t(thread) * 3 * kBlockElems * esize;
     for (int64_t b = first; b < last; ++b) {

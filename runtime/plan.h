@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actgrad/types.h"
+#include "tiling/choice.h"
 #include "variants/variant.h"
 
 struct aclTensor;
@@ -29,9 +30,7 @@ struct Plan {
   std::vector<int64_t> shape;  // coalesced output shape (at least one dim)
   uint64_t numel = 0;
   OperandView g, x, out;
-  const Variant* variant = nullptr;
-  int threads = 1;
-  size_t chunk = 0;
+  KernelChoice kernel;         // the variant and its Split (ChooseKernel)
   uint64_t workspace = 0;      // bytes phase two needs (gather buffers)
   bool broadcast = false;
 };

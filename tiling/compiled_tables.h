@@ -4,15 +4,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "variants/split.h"
+
 namespace actgrad::tables {
 
 struct CompiledEntry {
   uint8_t op, dtype, mode, layout, octave;  // n in [2^octave, 2^(octave+1))
-  const char* variant;
-  int64_t tile;
-  int32_t threads;
-  const char* one_thread_variant;  // nullptr: none (see tables::Entry)
-  int64_t one_thread_tile;
+  const char* variant;  // tables::Entry::choice
+  Split split;
+  const char* one_thread_variant;  // tables::Entry::one_thread; nullptr: none
+  Split one_thread_split;
 };
 
 struct CompiledTable {

@@ -1,37 +1,29 @@
 #include "tiling/dispatch.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "tiling/compiled_tables.h"
+#include "tiling/size_cells.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad {
 
-int SizeOctave(uint64_t n) { return n < 2 ? 0 : int(std::bit_width(n)) - 1; }
-
-KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
-  KernelChoice c;
-  c.variant = DefaultVariant(op, dtype, mode);
-  c.threads = n >= (uint64_t(1) << 16) ? MaxThreads() : 1;
-  return c;
-}
-
 namespace {
 
-constexpr int kOctaves = tables::kMaxOctaveIndex + 1;
+constexpr int kOctaves = kMaxOctaveIndex + 1;
 struct Cell {
-  const Variant* variant = nullptr;
-  int64_t tile = 0;
-  int threads = 1;
-  const Variant* one_thread = nullptr;  // when the caller allows 1 thread only
-  int64_t one_thread_tile = 0;
+  KernelChoice best;
+  KernelChoice one_thread;  // when the caller allows 1 thread only; variant nullptr: none
+  int32_t entry = -1;       // index of its Choices in Active::choices; -1: no entry
   bool unrunnable = false;  // the entry names a variant this CPU cannot run: the default at n
 };
 // cells[op][dtype][mode][layout][octave]
@@ -42,6 +34,8 @@ struct Grid {
 struct Active {
   ActiveTableInfo info;
   std::unique_ptr<Grid> grid = std::make_unique<Grid>();
+  // Per entry: its choice and its one-thread choice (TableChoice reads them).
+  std::vector<std::pair<Choice, std::optional<Choice>>> choices;
 };
 
 Active* g_active = nullptr;
@@ -55,20 +49,23 @@ struct Skipped {
   std::string first;
 };
 
-void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const char* name, int64_t tile, int threads,
-         const char* one_thread_name, int64_t one_thread_tile, Skipped* skipped) {
+void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const Choice& best,
+         std::optional<Choice> one_thread, Skipped* skipped) {
   if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
   Cell& cell = a->grid->cells[op][dtype][mode][layout][octave];
-  const Variant* v = FindVariant(name);
-  if (!v || !v->supported) {
-    if (skipped->count++ == 0) skipped->first = name;
-    cell = Cell{};
+  cell = Cell{};
+  cell.best = Resolve(best, /*from_table=*/true);
+  if (!cell.best.variant) {
+    if (skipped->count++ == 0) skipped->first = best.variant;
     cell.unrunnable = true;
     return;
   }
-  const Variant* v1 = one_thread_name && *one_thread_name ? FindVariant(one_thread_name) : nullptr;
-  if (v1 && !v1->supported) v1 = nullptr;
-  cell = Cell{v, tile, threads, v1, one_thread_tile};
+  if (one_thread) {
+    one_thread->split.threads = 1;
+    cell.one_thread = Resolve(*one_thread, /*from_table=*/true);
+  }
+  cell.entry = int32_t(a->choices.size());
+  a->choices.emplace_back(best, std::move(one_thread));
   ++a->info.entries;
 }
 
@@ -84,7 +81,7 @@ void ReportSkipped(const Active* a, const Skipped& s) {
 size_t RunnableEntries(const tables::CompiledTable& t) {
   size_t k = 0;
   for (size_t i = 0; i < t.count; ++i) {
-    const Variant* v = FindVariant(t.entries[i].variant);
+    const Variant* v = FindVariant(t.entries[i].variant);  // (CompiledEntry::variant)
     k += v && v->supported;
   }
   return k;
@@ -100,8 +97,7 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
       Skipped skipped;
       for (const auto& e : t.entries)
-        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.variant.c_str(), e.tile, e.threads,
-            e.one_thread_variant.c_str(), e.one_thread_tile, &skipped);
+        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, &skipped);
       ReportSkipped(a, skipped);
       return a;
     }
@@ -134,8 +130,9 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
   Skipped skipped;
   for (size_t i = 0; i < pick->count; ++i) {
     const auto& e = pick->entries[i];
-    Add(a, e.op, e.dtype, e.mode, e.layout, e.octave, e.variant, e.tile, e.threads, e.one_thread_variant,
-        e.one_thread_tile, &skipped);
+    std::optional<Choice> one_thread;
+    if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
+    Add(a, e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), &skipped);
   }
   ReportSkipped(a, skipped);
   return a;
@@ -169,35 +166,46 @@ ScopedKernelOverride::ScopedKernelOverride(const KernelChoice& forced) : previou
 }
 ScopedKernelOverride::~ScopedKernelOverride() { t_forced = previous_; }
 
+namespace {
+
+// The cell serving n: n's octave if the table has an entry there, else the
+// nearest octave with one (tables cover 1K..128M; smaller and larger sizes use
+// the end octaves); nullptr when the table has none for (op, dtype, mode, layout).
+const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
+  const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
+  const int b = SizeOctave(n);
+  for (int d = 0; d < kOctaves; ++d)
+    for (int s : {b - d, b + d})
+      if (s >= 0 && s < kOctaves && (cells[s].entry >= 0 || cells[s].unrunnable)) return &cells[s];
+  return nullptr;
+}
+
+// An entry's choice under the thread cap: at a cap of 1 its one-thread choice
+// (if any) instead of a threaded one, else its own with threads capped.
+template <class C>
+C Capped(const C& best, const C* one_thread, int cap) {
+  if (cap == 1 && best.split.threads > 1 && one_thread) return *one_thread;
+  C c = best;
+  c.split.threads = std::min(c.split.threads, cap);
+  return c;
+}
+
+}  // namespace
+
 KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
   if (t_forced && t_forced->variant && t_forced->variant->op == op && t_forced->variant->dtype == dtype)
     return *t_forced;
+  const Cell* cell = FindCell(Get(), op, dtype, mode, n, broadcast);
+  if (!cell || cell->unrunnable) return Resolve(DefaultChoice(op, dtype, mode, n));
+  return Capped(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, MaxThreads());
+}
+
+Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
   const Active* a = Get();
-  const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
-  // The entry of n's octave, else the nearest tuned octave (tables cover
-  // 1K..128M; smaller and larger sizes use the end octaves).
-  const int b = SizeOctave(n);
-  for (int d = 0; d < kOctaves; ++d) {
-    for (int s : {b - d, b + d}) {
-      if (s < 0 || s >= kOctaves || (!cells[s].variant && !cells[s].unrunnable)) continue;
-      const Cell& cell = cells[s];
-      if (cell.unrunnable) return DefaultChoice(op, dtype, mode, n);
-      KernelChoice c;
-      const int cap = MaxThreads();
-      if (cap == 1 && cell.threads > 1 && cell.one_thread) {  // the entry's one-thread choice
-        c.variant = cell.one_thread;
-        c.threads = 1;
-        c.chunk = size_t(cell.one_thread_tile);
-      } else {
-        c.variant = cell.variant;
-        c.threads = std::min(cell.threads, cap);
-        c.chunk = size_t(cell.tile);
-      }
-      c.from_table = true;
-      return c;
-    }
-  }
-  return DefaultChoice(op, dtype, mode, n);
+  const Cell* cell = FindCell(a, op, dtype, mode, n, broadcast);
+  if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n);
+  const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
+  return Capped(best, cell->one_thread.variant ? &*one_thread : nullptr, MaxThreads());
 }
 
 }  // namespace actgrad

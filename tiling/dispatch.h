@@ -1,4 +1,4 @@
-// Shipping dispatch: (op, dtype, size, layout) -> variant, threads, chunk.
+// Shipping dispatch: (op, dtype, size, layout) -> the kernel and its Split.
 // Reads only the compiled-in tiling tables (or the ACTGRAD_TILING_TABLE
 // override); never the tuner.
 #pragma once
@@ -7,24 +7,20 @@
 #include <string>
 
 #include "actgrad/types.h"
-#include "variants/variant.h"
+#include "tiling/choice.h"
 
 namespace actgrad {
 
-struct KernelChoice {
-  const Variant* variant = nullptr;
-  int threads = 1;
-  size_t chunk = 0;      // elements per piece threads claim (0 = RunVariant's default)
-  bool from_table = false;
-};
-
+// The kernel for a call of n elements: the active table's entry for n's size
+// cell (else the nearest tuned octave's), capped at MaxThreads() threads (at
+// a cap of 1, the entry's one-thread choice if it has one), or the default
+// (DefaultChoice) where the table has no entry or names a variant this CPU
+// cannot run. A ScopedKernelOverride on this thread comes first.
 KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast);
 
-// The untuned choice (what the portable default table gives).
-KernelChoice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n);
-
-// The size octave of n: h with n in [2^h, 2^(h+1)) (docs/conventions.md); 0 for n < 2.
-int SizeOctave(uint64_t n);
+// The same decision as a Choice (the variant named), without the override:
+// what the library ships for the cell (actgrad-tune --check's incumbent).
+Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast);
 
 // Which table the dispatch uses: its machine id and where it came from
 // ("compiled:<json path>" or "env:<path>"), and why it was chosen.

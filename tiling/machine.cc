@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -55,12 +56,23 @@ std::string IsaFamily() {
 #endif
 }
 
+std::string CpuModelNameIn(const std::string& cpuinfo) {
+  std::istringstream in(cpuinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (line.rfind("model name", 0) != 0 || colon == std::string::npos) continue;
+    const size_t value = line.find_first_not_of(" \t", colon + 1);  // "model name\t:" alone has none
+    return value == std::string::npos ? "" : line.substr(value);
+  }
+  return "";
+}
+
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return CpuModelNameIn(text.str());
 }
 
 }  // namespace actgrad

@@ -9,7 +9,11 @@ namespace actgrad {
 std::string MachineId();
 // "x86-avx512", "x86-avx2", "x86-sse4", "arm-sve", "arm-neon" or "generic".
 std::string IsaFamily();
-// The CPU's marketing name ("Intel(R) Xeon(R) Processor"), "" if unknown.
+// The CPU's marketing name ("Intel(R) Xeon(R) Processor"), "" if unknown:
+// CpuModelNameIn of /proc/cpuinfo.
 std::string CpuModelName();
+// The first "model name" value of a /proc/cpuinfo text, "" if it has none
+// (most arm64 kernels write none).
+std::string CpuModelNameIn(const std::string& cpuinfo);
 
 }  // namespace actgrad

@@ -24,8 +24,6 @@ bool ParseLayout(const std::string& s, Layout* out) {
   return false;
 }
 
-uint64_t OctaveLo(int octave) { return uint64_t(1) << octave; }
-
 std::string Table::IsaFamily() const {
   if (!provenance.is_object()) return "";
   const auto it = provenance.find("isa_family");
@@ -93,7 +91,7 @@ class Fields {
     *out = v->get<double>();
     return true;
   }
-  // An object or null, kept as it is (runner_up, extra).
+  // An object or null, kept as it is (runner_up before it is read, extra).
   bool ObjectOrNull(const char* key, json* out) {
     const json* v = Find(key);
     if (!v) return true;
@@ -154,21 +152,44 @@ bool ReadBoundedFile(const std::string& path, std::string* text, std::string* er
   }
 }
 
+// The split fields of a choice in object `f` (an entry, its one_thread or its
+// runner_up): v3 "chunk" and "stage_tile"; v1/v2 "tile", the chunk of a CPU
+// table and the stage tile (UB tile length) of another backend's.
+bool SplitFields(Fields& f, int version, bool cpu, Split* out) {
+  if (version >= 3)
+    return f.Int("chunk", 0, INT64_MAX, &out->chunk, false) && f.Int("stage_tile", 0, INT64_MAX, &out->stage_tile, false);
+  return f.Int("tile", 0, INT64_MAX, cpu ? &out->chunk : &out->stage_tile, false);
+}
+
+// Does variant `name` exist and compute the entry's op, dtype and GELU mode?
+bool CheckVariant(const std::string& name, const Entry& en, const std::string& what, const std::string& where,
+                  std::string* error) {
+  const Variant* v = FindVariant(name);
+  const std::string op(OpName(en.op)), dtype(DTypeName(en.dtype));
+  const std::string mode = en.mode == GeluApprox::kTanh ? "tanh" : "none";
+  if (!v) return Err(error, where + ": unknown " + what + " \"" + name + "\"");
+  if (v->op != en.op || v->dtype != en.dtype || (en.op == Op::kGeluBwd && v->gelu_mode != en.mode))
+    return Err(error, where + ": " + what + " \"" + name + "\" does not compute " + op + " " + dtype +
+                          (en.op == Op::kGeluBwd ? " gelu_approx=" + mode : ""));
+  return true;
+}
+
 // One entry (v1: up to two octaves) of a table of `version`, appended to
 // t->entries; `seen` holds the cells so far.
 bool ParseEntry(const json& e, const std::string& where, int version, bool check_variants,
                 std::set<std::tuple<int, int, int, int, int>>* seen, Table* t, std::string* error) {
   if (!e.is_object()) return Err(error, where + ": not an object");
+  const bool cpu = t->backend == "cpu";
   Fields f(e, where, error);
   Entry en;
   std::string op, dtype, layout = "contig", mode = "none";
   if (!f.String("op", &op) || !f.String("dtype", &dtype) || !f.String("layout", &layout, false) ||
-      !f.String("gelu_approx", &mode, false) || !f.String("variant", &en.variant) ||
-      !f.Int("tile", 0, INT64_MAX, &en.tile, false) || !f.Int("threads", 1, 4096, &en.threads, false) ||
+      !f.String("gelu_approx", &mode, false) || !f.String("variant", &en.choice.variant) ||
+      !SplitFields(f, version, cpu, &en.choice.split) || !f.Int("threads", 1, 4096, &en.choice.split.threads, false) ||
       !f.Number("median_ns", &en.median_ns, false) || !f.Number("spread_pct", &en.spread_pct, false) ||
-      !f.ObjectOrNull("runner_up", &en.runner_up) || !f.ObjectOrNull("extra", &en.extra))
+      !f.ObjectOrNull("extra", &en.extra))
     return false;
-  if (en.variant.empty()) return Err(error, where + ": variant is empty");
+  if (en.choice.variant.empty()) return Err(error, where + ": variant is empty");
   if (!ParseOp(op, &en.op)) return Err(error, where + ": unknown op \"" + op + "\"");
   if (!ParseDType(dtype, &en.dtype)) return Err(error, where + ": unknown dtype \"" + dtype + "\"");
   if (!ParseLayout(layout, &en.layout)) return Err(error, where + ": unknown layout \"" + layout + "\"");
@@ -176,7 +197,7 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
   en.mode = mode == "tanh" ? GeluApprox::kTanh : GeluApprox::kNone;
   if (en.op != Op::kGeluBwd && en.mode != GeluApprox::kNone)
     return Err(error, where + ": gelu_approx \"" + mode + "\" is for gelu_bwd entries only");
-  // The size range: v2 an octave h, [2^h, 2^(h+1)); v1 a 4x bucket k,
+  // The size range: v2+ an octave h, [2^h, 2^(h+1)); v1 a 4x bucket k,
   // [4^k, 4^(k+1)), which is octaves 2k and 2k+1.
   const char* range_key = version == 1 ? "bucket" : "octave";
   const int max_range = version == 1 ? kMaxOctaveIndex / 2 : kMaxOctaveIndex;
@@ -189,25 +210,29 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
   if (lo != want_lo) return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
   if (hi != want_hi) return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
   if (const json* o = f.Find("one_thread")) {
-    if (!o->is_object()) return Err(error, where + ": one_thread must be {variant, tile}");
+    const char* fields = version >= 3 ? "{variant, chunk, stage_tile}" : "{variant, tile}";
+    if (!o->is_object()) return Err(error, where + ": one_thread must be " + fields);
     Fields g(*o, where + ".one_thread", error);
-    if (!g.String("variant", &en.one_thread_variant) || !g.Int("tile", 0, INT64_MAX, &en.one_thread_tile, false))
-      return false;
+    Choice one;
+    if (!g.String("variant", &one.variant) || !SplitFields(g, version, cpu, &one.split)) return false;
     // (An empty one would not be written back: ToJson writes one_thread only with a variant.)
-    if (en.one_thread_variant.empty()) return Err(error, where + ": one_thread.variant is empty");
+    if (one.variant.empty()) return Err(error, where + ": one_thread.variant is empty");
+    en.one_thread = std::move(one);
   }
-  if (check_variants && t->backend == "cpu") {
-    const Variant* v = FindVariant(en.variant);
-    if (!v) return Err(error, where + ": unknown variant \"" + en.variant + "\"");
-    if (v->op != en.op || v->dtype != en.dtype || (en.op == Op::kGeluBwd && v->gelu_mode != en.mode))
-      return Err(error, where + ": variant \"" + en.variant + "\" does not compute " + op + " " + dtype +
-                            (en.op == Op::kGeluBwd ? " gelu_approx=" + mode : ""));
-    if (!en.one_thread_variant.empty()) {
-      const Variant* w = FindVariant(en.one_thread_variant);
-      if (!w || w->op != en.op || w->dtype != en.dtype || (en.op == Op::kGeluBwd && w->gelu_mode != en.mode))
-        return Err(error, where + ": one_thread variant \"" + en.one_thread_variant + "\" is unknown or does not compute " +
-                              op + " " + dtype);
-    }
+  json runner_up;
+  if (!f.ObjectOrNull("runner_up", &runner_up)) return false;
+  if (runner_up.is_object()) {
+    Fields g(runner_up, where + ".runner_up", error);
+    Measured m;
+    if (!g.String("variant", &m.choice.variant) || !SplitFields(g, version, cpu, &m.choice.split) ||
+        !g.Int("threads", 1, 4096, &m.choice.split.threads, false) || !g.Number("median_ns", &m.median_ns, false))
+      return false;
+    if (m.choice.variant.empty()) return Err(error, where + ": runner_up.variant is empty");
+    en.runner_up = std::move(m);
+  }
+  if (check_variants && cpu) {
+    if (!CheckVariant(en.choice.variant, en, "variant", where, error)) return false;
+    if (en.one_thread && !CheckVariant(en.one_thread->variant, en, "one_thread variant", where, error)) return false;
   }
   for (int h = first; h < first + count; ++h) {
     if (!seen->insert(std::make_tuple(int(en.op), int(en.dtype), int(en.mode), int(en.layout), h)).second)
@@ -227,8 +252,8 @@ bool ParseTableJson(const json& j, Table* out, std::string* error, bool check_va
   if (!f.String("schema", &schema)) return false;
   if (schema != kSchemaName) return Err(error, "schema is \"" + schema + "\", expected \"" + kSchemaName + "\"");
   if (!f.Int("version", INT64_MIN, INT64_MAX, &version)) return false;
-  if (version != 1 && version != kSchemaVersion)
-    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads versions 1 and " +
+  if (version < 1 || version > kSchemaVersion)
+    return Err(error, "schema version " + std::to_string(version) + " is not supported (this build reads versions 1 to " +
                           std::to_string(kSchemaVersion) + ")");
   Table t;
   t.source_version = int(version);
@@ -310,14 +335,23 @@ json ToJson(const Table& t) {
     x["octave"] = e.octave;
     x["size_lo"] = OctaveLo(e.octave);
     x["size_hi"] = OctaveLo(e.octave + 1);
-    x["variant"] = e.variant;
-    x["tile"] = e.tile;
-    x["threads"] = e.threads;
+    x["variant"] = e.choice.variant;
+    x["threads"] = e.choice.split.threads;
+    x["chunk"] = e.choice.split.chunk;
+    x["stage_tile"] = e.choice.split.stage_tile;
     x["median_ns"] = e.median_ns;
     x["spread_pct"] = e.spread_pct;
-    if (!e.one_thread_variant.empty())
-      x["one_thread"] = {{"variant", e.one_thread_variant}, {"tile", e.one_thread_tile}};
-    x["runner_up"] = e.runner_up;
+    if (e.one_thread)
+      x["one_thread"] = {{"variant", e.one_thread->variant},
+                         {"chunk", e.one_thread->split.chunk},
+                         {"stage_tile", e.one_thread->split.stage_tile}};
+    x["runner_up"] = nullptr;
+    if (e.runner_up)
+      x["runner_up"] = {{"variant", e.runner_up->choice.variant},
+                        {"threads", e.runner_up->choice.split.threads},
+                        {"chunk", e.runner_up->choice.split.chunk},
+                        {"stage_tile", e.runner_up->choice.split.stage_tile},
+                        {"median_ns", e.runner_up->median_ns}};
     if (!e.extra.is_null()) x["extra"] = e.extra;
     j["entries"].push_back(std::move(x));
   }

@@ -1,26 +1,26 @@
-// The tiling table (docs/conventions.md, schema version 2; version 1 tables
-// still load): parse, validate,
-// serialize. Used by the tuner (writes), the table generator (build time) and
+// The tiling table (docs/conventions.md, schema version 3; versions 1 and 2
+// still load): parse, validate, serialize. Used by the tuner (writes), the table generator (build time) and
 // the ACTGRAD_TILING_TABLE override (run time).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "actgrad/types.h"
+#include "tiling/choice.h"
+#include "tiling/size_cells.h"
 
 namespace actgrad::tables {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr const char* kSchemaName = "actgrad-tiling-table";
-// Size ranges are octaves: octave h holds n in [2^h, 2^(h+1)). Version 1
-// tables used 4x buckets (bucket k = octaves 2k and 2k+1); they load as two
-// octave entries with the same choice.
-inline constexpr int kMinOctave = 10;  // 1K
-inline constexpr int kMaxOctave = 26;  // 64M
-inline constexpr int kMaxOctaveIndex = 47;
+// Size ranges are octaves (tiling/size_cells.h). Version 1 tables used 4x
+// buckets (bucket k = octaves 2k and 2k+1); they load as two octave entries
+// with the same choice. Versions 1 and 2 name the split's chunk "tile" (CPU
+// tables; Atlas tables: the stage tile, i.e. the UB tile length).
 // Limits on what is read (docs/conventions.md): a full table (every cell of
 // every op, dtype, mode and layout at 48 octaves) is about 5 MB; the largest
 // committed one is 0.5 MB. A file over the cap is refused before it is read
@@ -34,23 +34,27 @@ enum class Layout : uint8_t { kContig = 0, kBcast = 1 };
 const char* LayoutName(Layout l);
 bool ParseLayout(const std::string& s, Layout* out);
 
+// A choice with the time it measured (the runner-up of a cell).
+struct Measured {
+  Choice choice;
+  double median_ns = 0;
+};
+
 struct Entry {
   Op op = Op::kSeluBwd;
   DType dtype = DType::kF32;
   GeluApprox mode = GeluApprox::kNone;  // GELU only: "gelu_approx": "none" | "tanh"
   Layout layout = Layout::kContig;
   int octave = kMinOctave;  // n in [2^octave, 2^(octave+1))
-  std::string variant;
-  int64_t tile = 0;
-  int threads = 1;
+  Choice choice;
+  // The best one-thread choice of the search, for callers that cap the
+  // threads at 1 (omp_set_num_threads(1)) when choice.split.threads > 1;
+  // its split.threads is 1.
+  std::optional<Choice> one_thread;
   double median_ns = 0;
   double spread_pct = 0;
-  // The best one-thread candidate of the search, for callers that cap the
-  // threads at 1 (omp_set_num_threads(1)) when `threads` > 1; empty if none.
-  std::string one_thread_variant;
-  int64_t one_thread_tile = 0;
-  nlohmann::json runner_up;  // {variant, tile, threads, median_ns} or null
-  nlohmann::json extra;      // backend-specific (Atlas: buffers, ...)
+  std::optional<Measured> runner_up;
+  nlohmann::json extra;  // backend-specific notes (the tuner's "tuning" block)
 };
 
 struct Table {
@@ -81,7 +85,5 @@ nlohmann::json ToJson(const Table& t);
 // Writes atomically (temporary file <path>.tmp, fsync, rename); on any error
 // the temporary file is removed and a table already at `path` is untouched.
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error);
-
-uint64_t OctaveLo(int octave);
 
 }  // namespace actgrad::tables

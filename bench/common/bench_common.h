@@ -109,11 +109,9 @@ double TimedLoop(benchmark::State& st, F&& f) {
 // Default op parameters of the benchmarks: lambd = 0.5, eps = -1, GELU erf.
 OpParams DefaultParams(Op op);
 // Fill `count` elements of dtype with the op's gradient (g; dy for LogitGrad)
-// or its input (x: y = selu(x) for SELU, self otherwise). Deterministic:
-// a fixed 2^20-element pattern per (op, role), tiled. Value ranges follow the
-// spec's accuracy inputs: GELU x half U[-10,10], half N(0,1); SELU y = selu(x),
-// x in U[-30,5]; Hardswish U[-5,5]; Softshrink U[-2,2]; LogitGrad U(0,1);
-// g ~ N(0,1) (integers: small random integers).
+// or its input (x: y = selu(x) for SELU, self otherwise): the operands of
+// tools/inputs/op_inputs.h (value ranges there), a fixed 2^20-element pattern
+// per (op, dtype, role), tiled.
 void FillG(Op op, DType dt, void* dst, size_t count);
 void FillX(Op op, DType dt, void* dst, size_t count);
 

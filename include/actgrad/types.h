@@ -56,7 +56,35 @@ constexpr size_t DTypeSize(DType t) {
 constexpr bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 // Parses "selu_bwd" etc.; returns false on an unknown name.
-bool ParseOp(std::string_view s, Op* out);
-bool ParseDType(std::string_view s, DType* out);
+constexpr bool ParseOp(std::string_view s, Op* out) {
+  for (int i = 0; i < kNumOps; ++i)
+    if (OpName(Op(i)) == s) return *out = Op(i), true;
+  return false;
+}
+constexpr bool ParseDType(std::string_view s, DType* out) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (DTypeName(DType(i)) == s) return *out = DType(i), true;
+  return false;
+}
+
+// What the spec (operators.md) says of each op, in one table: the aclnn
+// runtime validates calls by it, the tuner plans its cells by it.
+struct OpFacts {
+  bool broadcast;       // inputs broadcast (NumPy) to the output shape; else equal shapes
+  bool integer_dtypes;  // also i32 and i8 (besides f32, f16, bf16)
+  bool promotes;        // mixed float inputs promote (GELU): f32 with any -> f32, f16 with bf16 -> f32
+};
+constexpr OpFacts FactsOf(Op op) {
+  switch (op) {
+    case Op::kSeluBwd: return {false, true, false};
+    case Op::kHardswishBwd: return {false, false, false};
+    case Op::kGeluBwd: return {true, false, true};
+    case Op::kSoftshrinkBwd: return {true, false, false};
+    case Op::kLogitGrad: return {false, false, false};
+  }
+  return {false, false, false};
+}
+constexpr bool OpBroadcasts(Op op) { return FactsOf(op).broadcast; }
+constexpr bool OpHasDType(Op op, DType t) { return IsFloat(t) || FactsOf(op).integer_dtypes; }
 
 }  // namespace actgrad

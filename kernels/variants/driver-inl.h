@@ -225,26 +225,31 @@ HWY_INLINE void FromF32(const float* src, T* dst, size_t m) {
   }
 }
 
-inline constexpr size_t kMaxStageTile = 8192;
-inline constexpr size_t kDefaultStageTile = 2048;
-
-// The staging scratch of this thread: 2 * kMaxStageTile floats on the heap,
-// shared by every staged kernel of this target. (Thread-local arrays would
-// put ~64 KiB of static TLS per template instantiation on every thread's
-// stack, which overflows worker thread stacks.)
-HWY_INLINE float* StageScratch() {
+// The staging scratch of this thread: 2 x `stride` floats on the heap (the
+// second array at +stride, so stride keeps it aligned), grown to the largest
+// stride asked for so far (kDefaultStageTile at first), shared by every
+// staged kernel of this target. (Thread-local arrays
+// would put the scratch in static TLS per template instantiation on every
+// thread's stack, which overflows worker thread stacks.)
+HWY_INLINE float* StageScratch(size_t stride) {
   static thread_local hwy::AlignedFreeUniquePtr<float[]> buf;
-  if (!buf) buf = hwy::AllocateAligned<float>(2 * kMaxStageTile);
+  static thread_local size_t capacity = 0;
+  if (capacity < stride) {
+    capacity = std::max(stride, kDefaultStageTile);
+    buf = hwy::AllocateAligned<float>(2 * capacity);
+  }
   return buf.get();
 }
 
 // Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
-// cast back. The scratch lives per thread.
+// cast back. The scratch lives per thread. tile: Split::stage_tile (split.h).
 template <class Op, typename T, int kUnroll>
 HWY_NOINLINE void RunStaged(const T* g, const T* x, T* out, size_t n, const OpParams& p, size_t tile) {
-  float* sg = StageScratch();
-  float* sx = sg + kMaxStageTile;
   tile = tile ? std::min(tile, kMaxStageTile) : kDefaultStageTile;
+  tile = std::min(tile, std::max<size_t>(n, 1));
+  const size_t stride = (tile + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
+  float* sg = StageScratch(stride);
+  float* sx = sg + stride;
   for (size_t i = 0; i < n; i += tile) {
     const size_t m = std::min(tile, n - i);
     ToF32(g + i, sg, m);
@@ -261,7 +266,7 @@ void Kernel(const KernelArgs& a) {
   T* out = static_cast<T*>(a.out);
   if constexpr (kUp == Upcast::kStaged) {
     static_assert(!kNT, "staged variants use ordinary stores");
-    RunStaged<Op, T, kUnroll>(g, x, out, a.n, a.params, a.tile);
+    RunStaged<Op, T, kUnroll>(g, x, out, a.n, a.params, a.stage_tile);
   } else {
     RunInRegisters<Op, T, kUnroll, kNT>(g, x, out, a.n, a.params, DTypeOf<T>());
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actgrad/types.h"
+#include "variants/split.h"
 
 namespace actgrad {
 
@@ -19,7 +20,7 @@ struct KernelArgs {
   void* out;
   size_t n;
   OpParams params;
-  size_t tile;  // staging tile in elements (upcast "staged"); 0 = variant default
+  size_t stage_tile;  // Split::stage_tile: elements staged per step (upcast "staged"); 0 = kDefaultStageTile
 };
 
 using KernelFn = void (*)(const KernelArgs&);
@@ -45,13 +46,17 @@ const std::vector<Variant>& Variants();
 const Variant* FindVariant(std::string_view name);
 // Index in Variants(), or -1.
 int VariantIndex(std::string_view name);
+// Preference of targets, widest first (0 = best; unknown targets last): the
+// untuned default takes the best supported one, the tuner's prior order too.
+int TargetRank(std::string_view target);
 // The portable default for (op, dtype, gelu mode): best supported target,
 // register upcast, the most accurate approximation, unroll 2, plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
 
-// Runs a variant over n elements, split into chunks of `tile` elements over
-// `threads` threads of the library pool (variants/thread_pool.h; threads <= 1
-// runs on the calling thread; pieces are claimed dynamically).
-void RunVariant(const Variant& v, const KernelArgs& args, int threads, size_t chunk);
+// Runs a variant over n elements as `split` says (split.h): pieces of
+// split.chunk elements claimed dynamically by split.threads threads of the
+// library pool (threads <= 1, or n < kSerialBelow: on the calling thread);
+// split.stage_tile goes to the kernel as KernelArgs::stage_tile.
+void RunVariant(const Variant& v, const KernelArgs& args, const Split& split);
 
 }  // namespace actgrad

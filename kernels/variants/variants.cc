@@ -9,18 +9,6 @@
 
 namespace actgrad {
 
-bool ParseOp(std::string_view s, Op* out) {
-  for (int i = 0; i < kNumOps; ++i)
-    if (OpName(Op(i)) == s) return *out = Op(i), true;
-  return false;
-}
-
-bool ParseDType(std::string_view s, DType* out) {
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (DTypeName(DType(i)) == s) return *out = DType(i), true;
-  return false;
-}
-
 namespace {
 
 struct List {
@@ -44,17 +32,17 @@ const List& TheList() {
   return list;
 }
 
-// Preference of targets for the untuned default: widest supported first.
-int TargetRank(const std::string& t) {
-  static const char* kOrder[] = {"avx3", "avx2", "sse4", "sve2", "sve", "neon", "emu128", "scalar"};
-  for (int i = 0; i < int(std::size(kOrder)); ++i)
-    if (t == kOrder[i]) return i;
-  return 100;
-}
-
 }  // namespace
 
 const std::vector<Variant>& Variants() { return TheList().all; }
+
+int TargetRank(std::string_view target) {
+  static constexpr std::string_view kOrder[] = {"avx512fp16", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2",
+                                                "sse4",       "sve2",     "sve",       "neon",    "emu128", "scalar"};
+  for (int i = 0; i < int(std::size(kOrder)); ++i)
+    if (target == kOrder[i]) return i;
+  return int(std::size(kOrder));
+}
 
 int VariantIndex(std::string_view name) {
   const auto& m = TheList().by_name;
@@ -84,22 +72,21 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode) {
   return best;
 }
 
-void RunVariant(const Variant& v, const KernelArgs& args, int threads, size_t chunk) {
+void RunVariant(const Variant& v, const KernelArgs& args, const Split& split) {
+  KernelArgs whole = args;
+  whole.stage_tile = size_t(split.stage_tile);
   const size_t n = args.n;
-  if (threads <= 1 || n < 2 * 1024) {
-    v.fn(args);
+  if (split.threads <= 1 || n < kSerialBelow) {
+    v.fn(whole);
     return;
   }
   const size_t esize = DTypeSize(v.dtype);
-  // Default chunk: 4 pieces per thread, so a thread the OS deschedules (the
-  // other core busy) holds up at most one piece while the others take the
-  // rest; at least 4096 elements; whole cache lines (64 elements).
-  if (chunk == 0) chunk = std::max<size_t>(4096, ((n + 4 * threads - 1) / (4 * threads) + 63) / 64 * 64);
+  const size_t chunk = split.chunk > 0 ? size_t(split.chunk) : DefaultChunk(n, split.threads);
   const int64_t pieces = int64_t((n + chunk - 1) / chunk);
-  ParallelFor(threads, pieces, [&](int64_t first, int64_t last, int) {
+  ParallelFor(split.threads, pieces, [&](int64_t first, int64_t last, int) {
     for (int64_t p = first; p < last; ++p) {
       const size_t start = size_t(p) * chunk;
-      KernelArgs a = args;
+      KernelArgs a = whole;
       a.n = std::min(chunk, n - start);
       a.g = static_cast<const char*>(args.g) + start * esize;
       a.x = static_cast<const char*>(args.x) + start * esize;

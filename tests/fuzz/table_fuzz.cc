@@ -22,12 +22,13 @@ using actgrad::tables::Table;
 
 bool SameEntry(const Entry& a, const Entry& b) {
   return a.op == b.op && a.dtype == b.dtype && a.mode == b.mode && a.layout == b.layout && a.octave == b.octave &&
-         a.variant == b.variant && a.tile == b.tile && a.threads == b.threads && a.median_ns == b.median_ns &&
-         a.spread_pct == b.spread_pct && a.one_thread_variant == b.one_thread_variant &&
-         a.one_thread_tile == b.one_thread_tile && a.runner_up == b.runner_up && a.extra == b.extra;
+         a.choice == b.choice && a.one_thread == b.one_thread && a.median_ns == b.median_ns &&
+         a.spread_pct == b.spread_pct && a.runner_up.has_value() == b.runner_up.has_value() &&
+         (!a.runner_up || (a.runner_up->choice == b.runner_up->choice && a.runner_up->median_ns == b.runner_up->median_ns)) &&
+         a.extra == b.extra;
 }
 
-// The source version is not compared: a version 1 table is written back as version 2.
+// The source version is not compared: a version 1 or 2 table is written back as version 3.
 bool SameTable(const Table& a, const Table& b) {
   if (a.machine_id != b.machine_id || a.backend != b.backend || a.provenance != b.provenance ||
       a.entries.size() != b.entries.size() || a.IsaFamily() != b.IsaFamily())

@@ -69,7 +69,7 @@ void RunKernel(const Variant& v, const void* g, const void* x, void* out, size_t
   a.n = n;
   a.params = p;
   a.params.gelu_approx = v.gelu_mode;
-  a.tile = 0;
+  a.stage_tile = 0;
   v.fn(a);
 }
 

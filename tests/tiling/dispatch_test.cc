@@ -48,16 +48,16 @@ class Dispatch : public ::testing::Test {
 
 json TableJson(const std::vector<json>& entries, const std::string& machine = "test-machine") {
   return json{{"schema", "actgrad-tiling-table"},
-              {"version", 2},
+              {"version", 3},
               {"machine_id", machine},
               {"backend", "cpu"},
               {"provenance", {{"isa_family", "test"}}},
               {"entries", entries}};
 }
 
-json EntryJson(const Variant& v, const char* layout, int octave, int threads, int64_t tile) {
+json EntryJson(const Variant& v, const char* layout, int octave, int threads, int64_t chunk) {
   json e{{"op", std::string(OpName(v.op))}, {"dtype", std::string(DTypeName(v.dtype))}, {"layout", layout},
-         {"octave", octave}, {"variant", v.name}, {"tile", tile}, {"threads", threads}, {"median_ns", 1.0},
+         {"octave", octave}, {"variant", v.name}, {"chunk", chunk}, {"threads", threads}, {"median_ns", 1.0},
          {"spread_pct", 0.0}};
   if (v.op == Op::kGeluBwd) e["gelu_approx"] = v.gelu_mode == GeluApprox::kTanh ? "tanh" : "none";
   return e;
@@ -74,7 +74,7 @@ const Variant* ScalarGelu() {
 std::vector<float> RunOn(const Variant& v, const std::vector<float>& g, const std::vector<float>& x) {
   std::vector<float> out(g.size());
   KernelArgs a{g.data(), x.data(), out.data(), g.size(), OpParams{}, 0};
-  RunVariant(v, a, 1, 0);
+  RunVariant(v, a, Split{});
   return out;
 }
 
@@ -105,9 +105,9 @@ TEST_F(Dispatch, FallbackChainOverCompiledTables) {
   EXPECT_EQ(ActiveTable().reason, "portable default");
   if (default_entries == 0) {  // without entries every choice is the untuned default
     const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);
-    const KernelChoice d = DefaultChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000);
+    const KernelChoice d = Resolve(DefaultChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000));
     EXPECT_EQ(c.variant, d.variant);
-    EXPECT_EQ(c.threads, d.threads);
+    EXPECT_EQ(c.split.threads, d.split.threads);
     EXPECT_FALSE(c.from_table);
   }
   // This machine: its own table if compiled in, else its ISA family's, else the default.
@@ -137,11 +137,11 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);  // octave 16
   EXPECT_EQ(c.variant, scalar);
   EXPECT_TRUE(c.from_table);
-  EXPECT_EQ(c.threads, 1);
+  EXPECT_EQ(c.split.threads, 1);
   c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
   EXPECT_EQ(c.variant, other);
-  EXPECT_EQ(c.threads, std::min(2, omp_get_max_threads()));
-  EXPECT_EQ(c.chunk, 8192u);
+  EXPECT_EQ(c.split.threads, std::min(2, omp_get_max_threads()));
+  EXPECT_EQ(c.split.chunk, 8192);
   // Broadcast has its own entries.
   c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, true);  // octave 14
   EXPECT_EQ(c.variant, scalar);
@@ -178,9 +178,9 @@ TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
   EXPECT_NE(err.find(unrunnable->name), std::string::npos) << err;
   for (uint64_t n : {uint64_t(5000), uint64_t(1) << 20}) {  // octaves 12 and 20: the default at n
     const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, false);
-    const KernelChoice d = DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n);
+    const KernelChoice d = Resolve(DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n));
     EXPECT_EQ(c.variant, d.variant) << n;
-    EXPECT_EQ(c.threads, d.threads) << n;
+    EXPECT_EQ(c.split.threads, d.split.threads) << n;
     EXPECT_FALSE(c.from_table) << n;
   }
   // The runnable entry still counts; the neighbours' defaults do not spread into it.
@@ -225,7 +225,7 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   ASSERT_NE(scalar, nullptr);
   ASSERT_NE(other, nullptr);
   json e = EntryJson(*other, "contig", 18, 2, 8192);
-  e["one_thread"] = {{"variant", scalar->name}, {"tile", 0}};
+  e["one_thread"] = {{"variant", scalar->name}, {"chunk", 0}, {"stage_tile", 4096}};
   const std::string path = Write("one_thread.json", TableJson({e}).dump(2));
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   ReloadTilingTable();
@@ -234,12 +234,13 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   omp_set_num_threads(1);
   KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
   EXPECT_EQ(c.variant, scalar);
-  EXPECT_EQ(c.threads, 1);
-  EXPECT_EQ(c.chunk, 0u);
+  EXPECT_EQ(c.split.threads, 1);
+  EXPECT_EQ(c.split.chunk, 0);
+  EXPECT_EQ(c.split.stage_tile, 4096);
   omp_set_num_threads(2);
   c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);
   EXPECT_EQ(c.variant, other);
-  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.split.threads, 2);
   omp_set_num_threads(saved);
   // A one_thread variant that does not compute the entry's op is refused.
   const Variant* selu = DefaultVariant(Op::kSeluBwd, DType::kF32);

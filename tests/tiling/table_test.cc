@@ -12,10 +12,9 @@
 
 #include "tiling/machine.h"
 #include "tiling/table.h"
-#include "tools/tune/tuner.h"
 #include "variants/variant.h"
 
-namespace actgrad::tune {
+namespace actgrad {
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,19 +40,17 @@ Table Sample() {
   a.mode = GeluApprox::kTanh;
   a.layout = tables::Layout::kBcast;
   a.octave = 17;
-  a.variant = AnyVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh)->name;
-  a.tile = 16384;
-  a.threads = 2;
+  a.choice = {AnyVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh)->name, Split{2, 16384, 4096}};
+  a.one_thread = Choice{a.choice.variant, Split{1, 0, 8192}};
   a.median_ns = 1234.5;
   a.spread_pct = 1.25;
-  a.runner_up = {{"variant", a.variant}, {"tile", 0}, {"threads", 1}, {"median_ns", 1300.0}};
+  a.runner_up = tables::Measured{{a.choice.variant, Split{1, 0, 0}}, 1300.0};
   a.extra = {{"tuning", {{"n", 131072}}}};
   Entry b;
   b.op = Op::kSeluBwd;
   b.dtype = DType::kBF16;
   b.octave = 26;
-  b.variant = AnyVariant(Op::kSeluBwd, DType::kBF16, GeluApprox::kNone)->name;
-  b.threads = 1;
+  b.choice.variant = AnyVariant(Op::kSeluBwd, DType::kBF16, GeluApprox::kNone)->name;
   b.median_ns = 9.5e6;
   t.entries = {a, b};
   return t;
@@ -71,14 +68,15 @@ void ExpectEqual(const Table& x, const Table& y) {
     EXPECT_EQ(int(a.mode), int(b.mode));
     EXPECT_EQ(int(a.layout), int(b.layout));
     EXPECT_EQ(a.octave, b.octave);
-    EXPECT_EQ(a.variant, b.variant);
-    EXPECT_EQ(a.tile, b.tile);
-    EXPECT_EQ(a.threads, b.threads);
-    EXPECT_EQ(a.one_thread_variant, b.one_thread_variant);
-    EXPECT_EQ(a.one_thread_tile, b.one_thread_tile);
+    EXPECT_EQ(a.choice, b.choice);
+    EXPECT_EQ(a.one_thread, b.one_thread);
     EXPECT_DOUBLE_EQ(a.median_ns, b.median_ns);
     EXPECT_DOUBLE_EQ(a.spread_pct, b.spread_pct);
-    EXPECT_EQ(a.runner_up, b.runner_up);
+    ASSERT_EQ(a.runner_up.has_value(), b.runner_up.has_value());
+    if (a.runner_up) {
+      EXPECT_EQ(a.runner_up->choice, b.runner_up->choice);
+      EXPECT_DOUBLE_EQ(a.runner_up->median_ns, b.runner_up->median_ns);
+    }
     if (!a.extra.is_null()) EXPECT_EQ(a.extra, b.extra);
   }
 }
@@ -105,31 +103,6 @@ TEST(Table, RoundTripThroughTextAndFile) {
   fs::remove(path);
 }
 
-TEST(Table, TunerEntriesRoundTrip) {
-  CellOutcome o;
-  o.bucket = Bucket{Op::kSoftshrinkBwd, DType::kF16, "bcast", 19, 741376, GeluApprox::kNone};
-  o.chosen.cand.variant = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
-  o.chosen.cand.threads = 2;
-  o.chosen.median = 1000;
-  o.chosen.spread_pct = 0.5;
-  o.incumbent = o.chosen;
-  o.incumbent.median = 1500;
-  o.runner_up = o.incumbent;
-  // The best-ranked one-thread candidate becomes the entry's one_thread choice.
-  const std::string v1 = AnyVariant(Op::kSoftshrinkBwd, DType::kF16, GeluApprox::kNone)->name;
-  o.ranking = {o.chosen.cand.Key(), v1 + "|4096|1", v1 + "|0|1"};
-  Table t;
-  t.machine_id = "m";
-  t.entries.push_back(ToEntry(o));
-  Table back;
-  std::string err;
-  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
-  ExpectEqual(t, back);
-  EXPECT_DOUBLE_EQ(back.entries[0].extra["tuning"]["speedup_vs_default"].get<double>(), 1.5);
-  EXPECT_EQ(back.entries[0].one_thread_variant, v1);
-  EXPECT_EQ(back.entries[0].one_thread_tile, 4096);
-}
-
 std::string Mutate(const std::function<void(nlohmann::json&)>& f) {
   nlohmann::json j = tables::ToJson(Sample());
   f(j);
@@ -148,7 +121,8 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(good.substr(0, good.size() / 2), "not valid JSON");
   ExpectRejected("", "not valid JSON");
   ExpectRejected("[]", "JSON object");
-  ExpectRejected(Mutate([](auto& j) { j["version"] = 3; }), "version 3");
+  ExpectRejected(Mutate([](auto& j) { j["version"] = 4; }), "version 4");
+  ExpectRejected(Mutate([](auto& j) { j["version"] = 0; }), "version 0");
   ExpectRejected(Mutate([](auto& j) { j.erase("version"); }), "version");
   ExpectRejected(Mutate([](auto& j) { j["schema"] = "something-else"; }), "schema");
   ExpectRejected(Mutate([](auto& j) { j["machine_id"] = ""; }), "machine_id");
@@ -163,7 +137,10 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["dtype"] = "f64"; }), "unknown dtype");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_lo"] = 1000; }), "size_lo");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["threads"] = 0; }), "threads");
-  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["tile"] = -1; }), "tile");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["chunk"] = -1; }), "chunk");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["stage_tile"] = -1; }), "stage_tile");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["one_thread"]["variant"] = "gelu_bwd.f32.none.nope.u4.avx3"; }),
+                 "unknown one_thread variant");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = "eight"; }), "wrong type");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = 48; }), "out of range");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0].erase("octave"); }), "octave");
@@ -173,10 +150,48 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "none"; }), "does not compute");
 }
 
+// The JSON of a table as version 2 wrote it: "tile" (the chunk), no stage tile.
+nlohmann::json AsVersion2(nlohmann::json j) {
+  j["version"] = 2;
+  for (auto& e : j["entries"])
+    for (auto* o : {&e, e.contains("one_thread") ? &e["one_thread"] : nullptr,
+                    e["runner_up"].is_object() ? &e["runner_up"] : nullptr})
+      if (o) {
+        (*o)["tile"] = (*o)["chunk"];
+        o->erase("chunk");
+        o->erase("stage_tile");
+      }
+  return j;
+}
+
+// Version 2 tables still load: "tile" is the chunk of a CPU table and the
+// stage tile (UB tile length) of another backend's; written back, version 3.
+TEST(Table, VersionTwoTileIsTheChunk) {
+  Table cpu = Sample();
+  cpu.entries[0].choice.split.stage_tile = 0;
+  cpu.entries[0].one_thread->split = Split{1, 4096, 0};
+  Table t;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(AsVersion2(tables::ToJson(cpu)).dump(), &t, &err)) << err;
+  EXPECT_EQ(t.source_version, 2);
+  ExpectEqual(cpu, t);
+  EXPECT_EQ(t.entries[0].choice.split, (Split{2, 16384, 0}));
+  EXPECT_EQ(t.entries[0].one_thread->split, (Split{1, 4096, 0}));
+  nlohmann::json atlas = AsVersion2(tables::ToJson(cpu));
+  atlas["backend"] = "atlas-model";
+  ASSERT_TRUE(tables::ParseTable(atlas.dump(), &t, &err)) << err;
+  EXPECT_EQ(t.entries[0].choice.split, (Split{2, 0, 16384}));
+  EXPECT_EQ(tables::ToJson(t)["version"], tables::kSchemaVersion);
+  EXPECT_EQ(tables::ToJson(t)["entries"][0]["stage_tile"], 16384);
+  // A v2 table's "tile" keeps its checks.
+  atlas["entries"][0]["tile"] = -1;
+  ExpectRejected(atlas.dump(), "entry 0: field \"tile\" is -1, out of range");
+}
+
 // Version 1 tables (4x buckets) still load: bucket k is octaves 2k and 2k+1
 // with the same choice; a v1 bucket overlapping another is a duplicate.
 TEST(Table, VersionOneBucketsLoadAsTwoOctaves) {
-  nlohmann::json j = tables::ToJson(Sample());
+  nlohmann::json j = AsVersion2(tables::ToJson(Sample()));
   j["version"] = 1;
   for (auto& e : j["entries"]) {
     const int h = e["octave"].get<int>();
@@ -192,13 +207,13 @@ TEST(Table, VersionOneBucketsLoadAsTwoOctaves) {
   ASSERT_EQ(t.entries.size(), 4u);
   EXPECT_EQ(t.entries[0].octave, 16);  // bucket 8 = [64K, 256K)
   EXPECT_EQ(t.entries[1].octave, 17);
-  EXPECT_EQ(t.entries[0].variant, t.entries[1].variant);
+  EXPECT_EQ(t.entries[0].choice, t.entries[1].choice);
   EXPECT_EQ(t.entries[2].octave, 26);  // bucket 13
   EXPECT_EQ(t.entries[3].octave, 27);
-  // Written back, it is a version-2 table with four octave entries.
+  // Written back, it is a version-3 table with four octave entries.
   Table back;
   ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
-  EXPECT_EQ(back.source_version, 2);
+  EXPECT_EQ(back.source_version, 3);
   EXPECT_EQ(back.entries.size(), 4u);
   j["entries"][0]["size_lo"] = 1 << 17;
   ExpectRejected(j.dump(), "size_lo does not match bucket 8");
@@ -277,10 +292,12 @@ TEST(Table, WrongTypesAreRejectedNotTruncated) {
       {"octave", 17.0, "\"octave\""},
       {"octave", J(uint64_t(4294967313)), "\"octave\""},
       {"octave", false, "\"octave\""},
-      {"tile", 16384.5, "\"tile\""},
-      {"tile", 1e20, "\"tile\""},
-      {"tile", J(uint64_t(18446744073709551615ull)), "\"tile\""},
-      {"tile", true, "\"tile\""},
+      {"chunk", 16384.5, "\"chunk\""},
+      {"chunk", 1e20, "\"chunk\""},
+      {"chunk", J(uint64_t(18446744073709551615ull)), "\"chunk\""},
+      {"chunk", true, "\"chunk\""},
+      {"stage_tile", 4096.5, "\"stage_tile\""},
+      {"stage_tile", "4K", "\"stage_tile\""},
       {"size_lo", 131072.0, "\"size_lo\""},
       {"size_hi", J(uint64_t(262144) + (uint64_t(1) << 63)), "size_hi"},
       {"median_ns", "fast", "\"median_ns\""},
@@ -293,8 +310,15 @@ TEST(Table, WrongTypesAreRejectedNotTruncated) {
       {"layout", nullptr, "\"layout\""},
       {"runner_up", "x", "\"runner_up\""},
       {"extra", 5, "\"extra\""},
-      {"one_thread", J{{"variant", "v"}, {"tile", 2.5}}, "one_thread"},
-      {"one_thread", J{{"variant", ""}, {"tile", 4096}}, "one_thread.variant is empty"},
+      {"one_thread", J{{"variant", "v"}, {"chunk", 2.5}}, "one_thread"},
+      {"one_thread", J{{"variant", "v"}, {"stage_tile", -1}}, "one_thread"},
+      {"one_thread", J{{"variant", ""}, {"chunk", 4096}}, "one_thread.variant is empty"},
+      {"one_thread", J::array(), "one_thread must be {variant, chunk, stage_tile}"},
+      {"runner_up", J{{"variant", "v"}, {"threads", 0}, {"median_ns", 1.0}}, "entry 0.runner_up: field \"threads\""},
+      {"runner_up", J{{"variant", "v"}, {"chunk", 1.5}}, "entry 0.runner_up: field \"chunk\""},
+      {"runner_up", J{{"variant", "v"}, {"median_ns", -1.0}}, "entry 0.runner_up: field \"median_ns\""},
+      {"runner_up", J{{"threads", 1}}, "entry 0.runner_up: missing field \"variant\""},
+      {"runner_up", J{{"variant", ""}}, "runner_up.variant is empty"},
       {"variant", "", "variant is empty"},
   };
   for (const Case& c : entry_cases) {
@@ -427,14 +451,14 @@ TEST(Table, CommittedTableOfThisMachineValidates) {
                           "tool_version", "isa_family"})
     EXPECT_TRUE(t.provenance.contains(key)) << key;
   for (const auto& e : t.entries) {
-    EXPECT_GE(e.octave, tables::kMinOctave);
-    EXPECT_LE(e.octave, tables::kMaxOctave);
+    EXPECT_GE(e.octave, kMinOctave);
+    EXPECT_LE(e.octave, kMaxOctave);
     EXPECT_GT(e.median_ns, 0);
-    const Variant* v = FindVariant(e.variant);
+    const Variant* v = FindVariant(e.choice.variant);
     ASSERT_NE(v, nullptr);
-    EXPECT_TRUE(v->supported) << e.variant;
+    EXPECT_TRUE(v->supported) << e.choice.variant;
   }
 }
 
 }  // namespace
-}  // namespace actgrad::tune
+}  // namespace actgrad

@@ -11,35 +11,19 @@
 #include "actgrad/half.h"
 #include "reference/accuracy_rule.h"
 #include "reference/reference.h"
+#include "tools/inputs/op_inputs.h"
 
 namespace actgrad::acc {
 namespace {
 
-struct Rng {  // splitmix64: identical sequences on every platform
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double Uniform() { return double(Next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
-  double Normal() {  // Box-Muller with the C library's log/cos: fine, values are rounded to float
-    const double u1 = std::max(Uniform(), 1e-300);
-    const double u2 = Uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-  double LogUniform(double lo, double hi) { return std::exp(Uniform(std::log(lo), std::log(hi))); }
-};
+using inputs::Rng;
+using inputs::Selu;
 
 uint64_t Mix(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
   Rng r{seed ^ (a * 0x100000001B3ull) ^ (b << 20) ^ (c << 40)};
   r.Next();
   return r.Next();
 }
-
-double Selu(double x) { return x > 0 ? ref::kSeluScale * x : ref::kSeluScale * ref::kSeluAlpha * std::expm1(x); }
 
 double SmallestNormalOf(DType t) {
   return t == DType::kF16 ? 6.103515625e-05 : double(std::numeric_limits<float>::min());

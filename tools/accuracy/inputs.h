@@ -20,7 +20,7 @@
 // Parameter cases: Softshrink lambd 0.5 and 1/3 (full size) and 0 (small);
 // LogitGrad eps -1, 0, 1e-6, 0.25 (full size) and 1, 2, +-Inf, NaN (small:
 // the spec's eps rules); GELU: the variant's formula (erf or tanh).
-// Everything is deterministic (own PRNG, fixed seeds).
+// Everything is deterministic (the suite's Rng, tools/inputs/rng.h; fixed seeds).
 #pragma once
 #include <cstddef>
 #include <cstdint>

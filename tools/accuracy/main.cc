@@ -2,8 +2,13 @@
 // the double reference under the spec's accuracy rule and writes
 // docs/accuracy.md and docs/accuracy.json. See tools/accuracy/results.h
 // for the JSON format and inputs.h for the inputs.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <chrono>
@@ -72,6 +77,19 @@ int Usage(const std::string& msg) {
   return 2;
 }
 
+// Why `path` (of option `opt`) cannot be written, or "": checked before the
+// run, which can take half an hour, rather than at its end.
+std::string CannotWrite(const char* opt, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path), dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::string why;
+  if (!fs::is_directory(dir, ec)) why = "directory " + dir.string() + " does not exist";
+  else if (fs::is_directory(p, ec)) why = "it is a directory";
+  else if (::access(dir.c_str(), W_OK) != 0) why = "directory " + dir.string() + ": " + std::strerror(errno);
+  return why.empty() ? why : std::string("cannot write ") + opt + " " + path + ": " + why;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,7 +113,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the JSON results here (e.g. docs/accuracy.json)");
   app.add_option("--threads", threads, "worker threads over variants (default: all cores)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--seed", seed, "seed of the random inputs");
+  // CLI11 would read "-1" as 2^64 - 1.
+  const CLI::Validator no_sign(
+      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "must not be negative"; }, "");
+  app.add_option("--seed", seed, "seed of the random inputs")->check(no_sign);
   app.add_flag("-v,--verbose", verbose, "print every variant's result as it finishes");
   try {
     app.parse(argc, argv);
@@ -130,6 +151,10 @@ int main(int argc, char** argv) {
   } catch (const std::regex_error& e) {
     return Usage("--filter \"" + filter + "\" is not a valid regular expression: " + e.what());
   }
+
+  for (const auto& [opt, path] : {std::pair{"--json", json_path}, std::pair{"--md", md_path}})
+    if (!path.empty())
+      if (const std::string why = CannotWrite(opt, path); !why.empty()) return Usage(why);
 
   std::string command = "actgrad-accuracy";
   for (int i = 1; i < argc; ++i) command += " " + Quote(argv[i]);

@@ -1,13 +1,19 @@
 // actgrad-tablegen OUT.cc TABLE.json...: validates tiling tables and turns
 // them into C++ compiled into the library. Any problem fails the build with
 // a message naming the file and the entry.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "tiling/table.h"
 
 using namespace actgrad;
+
+static std::string SplitInit(const Split& s) {
+  return "{" + std::to_string(s.threads) + ", " + std::to_string(s.chunk) + ", " + std::to_string(s.stage_tile) + "}";
+}
 
 static std::string Quote(const std::string& s) {
   std::string q = "\"";
@@ -45,9 +51,9 @@ int main(int argc, char** argv) {
       src << "static const CompiledEntry " << name << "[] = {\n";
       for (const auto& e : t.entries)
         src << "  {" << int(e.op) << ", " << int(e.dtype) << ", " << int(e.mode) << ", " << int(e.layout) << ", "
-            << e.octave << ", " << Quote(e.variant) << ", " << e.tile << ", " << e.threads << ", "
-            << (e.one_thread_variant.empty() ? std::string("nullptr") : Quote(e.one_thread_variant)) << ", "
-            << e.one_thread_tile << "},\n";
+            << e.octave << ", " << Quote(e.choice.variant) << ", " << SplitInit(e.choice.split) << ", "
+            << (e.one_thread ? Quote(e.one_thread->variant) : std::string("nullptr")) << ", "
+            << SplitInit(e.one_thread ? e.one_thread->split : Split{}) << "},\n";
       src << "};\n";
     }
     list << "  {" << Quote(t.machine_id) << ", " << Quote(t.IsaFamily()) << ", " << Quote(argv[i]) << ", "
@@ -59,17 +65,21 @@ int main(int argc, char** argv) {
   }
   src << "\nconst CompiledTable kCompiledTables[] = {\n" << list.str() << "};\n"
       << "const size_t kNumCompiledTables = " << (argc - 2) << ";\n\n}  // namespace actgrad::tables\n";
+  // Written beside OUT, then renamed over it: a failure leaves OUT as it was
+  // and no temporary file behind.
   const std::string out = argv[1], tmp = out + ".tmp";
   {
     std::ofstream f(tmp);
     f << src.str();
     if (!f.flush()) {
-      std::fprintf(stderr, "actgrad-tablegen: cannot write %s\n", tmp.c_str());
+      std::fprintf(stderr, "actgrad-tablegen: cannot write %s: %s\n", tmp.c_str(), std::strerror(errno));
+      std::remove(tmp.c_str());
       return 1;
     }
   }
   if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::fprintf(stderr, "actgrad-tablegen: cannot write %s\n", out.c_str());
+    std::fprintf(stderr, "actgrad-tablegen: cannot write %s: %s\n", out.c_str(), std::strerror(errno));
+    std::remove(tmp.c_str());
     return 1;
   }
   return 0;

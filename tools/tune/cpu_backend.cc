@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -23,16 +24,18 @@
 #include "actgrad/half.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
+#include "tools/inputs/op_inputs.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad::tune {
-
-bool OpBroadcasts(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kInner = 1024;  // bcast: g [rows, 1024], x [1, 1024]
+// Thread counts above 1 are candidates from this size on (below, a call is
+// too short to pay for waking the pool; RunVariant is serial below kSerialBelow).
+constexpr uint64_t kThreadedCandidatesFrom = 4 * kSerialBelow;
 
 struct AlignedBuf {
   void* p = nullptr;
@@ -59,49 +62,13 @@ aclDataType AclType(DType t) {
   return ACL_FLOAT;
 }
 
-int TargetRank(const std::string& t) {
-  static const char* kOrder[] = {"avx512fp16", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2",
-                                 "sse4",       "sve2",     "sve",       "neon",    "emu128", "scalar"};
-  for (int i = 0; i < int(std::size(kOrder)); ++i)
-    if (t == kOrder[i]) return i;
-  return 50;
-}
-
 int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 
-// Realistic inputs per op (docs: spec operators.md), as float before storing.
-void MakeValues(Op op, std::mt19937_64& rng, float* g, float* x, size_t n) {
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::uniform_real_distribution<float> ud(0.001f, 0.999f);
-  for (size_t i = 0; i < n; ++i) {
-    g[i] = nd(rng);
-    switch (op) {
-      case Op::kSeluBwd: {  // x: the forward result y = selu(z)
-        const float z = 1.5f * nd(rng);
-        x[i] = z > 0 ? 1.0507009873554805f * z : 1.0507009873554805f * 1.6732632423543772f * std::expm1(z);
-        break;
-      }
-      case Op::kHardswishBwd: x[i] = 2.5f * nd(rng); break;
-      case Op::kGeluBwd: x[i] = 1.5f * nd(rng); break;
-      case Op::kSoftshrinkBwd: x[i] = nd(rng); break;
-      case Op::kLogitGrad: x[i] = ud(rng); break;
-    }
-  }
-}
-
-void Store(DType t, const float* src, void* dst, size_t n) {
-  switch (t) {
-    case DType::kF32: std::memcpy(dst, src, n * 4); break;
-    case DType::kF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToHalf(src[i]); break;
-    case DType::kBF16: for (size_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = FloatToBF16(src[i]); break;
-    case DType::kI32:
-      for (size_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = int32_t(std::lround(src[i] * 16.f));
-      break;
-    case DType::kI8:
-      for (size_t i = 0; i < n; ++i)
-        static_cast<int8_t*>(dst)[i] = int8_t(std::clamp<long>(std::lround(src[i] * 16.f), -128, 127));
-      break;
-  }
+// The benchmarks' operands (tools/inputs): the tuner measures on what the
+// benchmarks time. The first `n` values of each sequence, stored in dtype t.
+void MakeValues(Op op, DType t, void* g, void* x, size_t n) {
+  inputs::GenerateOperand(op, t, inputs::Role::kG, g, n);
+  inputs::GenerateOperand(op, t, inputs::Role::kX, x, n);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -121,11 +88,47 @@ uint64_t ParseCacheSize(const std::string& s) {
   return v;
 }
 
+// This machine's caches as {"l1d": bytes, "l1i": ..., "l2": ..., "l3": ...}:
+// /sys (cpu0), else sysconf. The one reader: provenance and the split
+// refinements read it.
+nlohmann::json ReadCaches() {
+  nlohmann::json caches = nlohmann::json::object();
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string level = ReadFile(dir + "level"), type = ReadFile(dir + "type");
+    if (level.empty()) break;
+    std::string name = "l" + level;
+    if (type == "Data") name += "d";
+    else if (type == "Instruction") name += "i";
+    caches[name] = ParseCacheSize(ReadFile(dir + "size"));
+  }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (caches.empty()) {
+    if (long v = sysconf(_SC_LEVEL1_DCACHE_SIZE); v > 0) caches["l1d"] = v;
+    if (long v = sysconf(_SC_LEVEL2_CACHE_SIZE); v > 0) caches["l2"] = v;
+    if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0) caches["l3"] = v;
+  }
+#endif
+  return caches;
+}
+
+uint64_t CacheBytes(const nlohmann::json& caches, const char* name, uint64_t fallback) {
+  const auto it = caches.find(name);
+  return it != caches.end() && it->is_number_integer() && it->get<int64_t>() > 0 ? it->get<uint64_t>() : fallback;
+}
+
+// Working-set sizes from L1- to L2-sized: L1d, their geometric mean, L2.
+std::vector<uint64_t> L1ToL2Bytes(const nlohmann::json& caches) {
+  const uint64_t l1 = CacheBytes(caches, "l1d", 32 << 10), l2 = std::max(CacheBytes(caches, "l2", 512 << 10), l1);
+  return {l1, uint64_t(std::sqrt(double(l1) * double(l2))), l2};
+}
+
 }  // namespace
 
 struct CpuBackend::Impl {
   const AccuracyGate* gate;
   CpuBackendOptions opts;
+  nlohmann::json caches = ReadCaches();
 
   // Data of the current (op, dtype): g, x, out with `capacity` elements.
   int data_op = -1, data_dtype = -1;
@@ -155,7 +158,7 @@ struct CpuBackend::Impl {
   std::map<std::string, std::unique_ptr<PointState>> states;
   std::map<std::string, double> last_call;  // size -> seconds of one call (this cell)
 
-  void Prepare(const Bucket& b, uint64_t need) {
+  void Prepare(const Cell& b, uint64_t need) {
     const size_t es = DTypeSize(b.dtype);
     if (data_op == int(b.op) && data_dtype == int(b.dtype) && capacity >= need) return;
     states.clear();  // executors point into the buffers
@@ -165,11 +168,7 @@ struct CpuBackend::Impl {
     out.Reserve(cap * es);
     // A 1M-element random block, repeated: realistic, cheap for 64M.
     const size_t block = size_t(std::min<uint64_t>(cap, uint64_t(1) << 20));
-    std::mt19937_64 rng(0xAC7 + uint64_t(b.op) * 131 + uint64_t(b.dtype));
-    std::vector<float> fg(block), fx(block);
-    MakeValues(b.op, rng, fg.data(), fx.data(), block);
-    Store(b.dtype, fg.data(), g.p, block);
-    Store(b.dtype, fx.data(), x.p, block);
+    MakeValues(b.op, b.dtype, g.p, x.p, block);
     for (uint64_t at = block; at < cap; at += block) {
       const size_t m = size_t(std::min<uint64_t>(block, cap - at));
       std::memcpy(static_cast<char*>(g.p) + at * es, g.p, m * es);
@@ -180,7 +179,7 @@ struct CpuBackend::Impl {
     capacity = cap;
   }
 
-  OpParams Params(const Bucket& b) const {
+  OpParams Params(const Cell& b) const {
     OpParams p;
     p.gelu_approx = b.mode;
     p.lambd = 0.5f;
@@ -189,7 +188,7 @@ struct CpuBackend::Impl {
   }
 
   // Builds the repeatable executor of a bcast measurement with the forced choice.
-  void MakeExecutor(const Bucket& b, const Variant& v, const Candidate& c, uint64_t n, PointState* st) {
+  void MakeExecutor(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
     const int64_t rows = int64_t(n / kInner);
     const int64_t gdims[2] = {rows, kInner}, gstr[2] = {kInner, 1};
     const int64_t xdims[2] = {1, kInner}, xstr[2] = {kInner, 1};
@@ -198,10 +197,8 @@ struct CpuBackend::Impl {
     st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, x.p);
     st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, out.p);
     if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
-    KernelChoice forced;
+    KernelChoice forced = Resolve(c);
     forced.variant = &v;
-    forced.threads = c.threads;
-    forced.chunk = size_t(c.tile);
     ScopedKernelOverride scope(forced);
     aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
     if (b.op == Op::kGeluBwd) {
@@ -221,7 +218,7 @@ struct CpuBackend::Impl {
     st->ws.Reserve(std::max<uint64_t>(st->ws_size, 64));
   }
 
-  void RunOnce(const Bucket& b, const Variant& v, const Candidate& c, uint64_t n, PointState* st) {
+  void RunOnce(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
     if (b.layout == "bcast") {
       aclnnStatus s = b.op == Op::kGeluBwd ? aclnnGeluBackwardV2(st->ws.p, st->ws_size, st->exec, nullptr)
                                            : aclnnSoftshrinkBackward(st->ws.p, st->ws_size, st->exec, nullptr);
@@ -229,7 +226,7 @@ struct CpuBackend::Impl {
       return;
     }
     KernelArgs a{g.p, x.p, out.p, size_t(n), Params(b), 0};
-    RunVariant(v, a, c.threads, size_t(c.tile));
+    RunVariant(v, a, c.split);
   }
 };
 
@@ -243,7 +240,7 @@ int CpuBackend::MaxThreads() const {
   return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : actgrad::MaxThreads();
 }
 
-std::vector<uint64_t> CpuBackend::Points(const Bucket& b) const {
+std::vector<uint64_t> CpuBackend::Points(const Cell& b) const {
   const uint64_t lo = uint64_t(1) << b.octave;
   const uint64_t hi = (uint64_t(1) << (b.octave + 1)) - 1;
   auto fix = [&](double v) {
@@ -264,7 +261,7 @@ std::vector<uint64_t> CpuBackend::Points(const Bucket& b) const {
   return p;
 }
 
-std::vector<Candidate> CpuBackend::Candidates(const Bucket& b) {
+std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
   std::vector<const Variant*> vs;
   const Variant* def = DefaultVariant(b.op, b.dtype, b.mode);
   for (const Variant& v : Variants()) {
@@ -282,53 +279,65 @@ std::vector<Candidate> CpuBackend::Candidates(const Bucket& b) {
     };
     return key(a) < key(c);
   });
-  const int maxt = MaxThreads();
-  const uint64_t n = b.n;
   // Threads pay off only above ~8K elements (RunVariant runs anything under
-  // 2K serially). The chunk ("tile") is the piece threads claim dynamically:
-  // 0 is RunVariant's default (4 pieces per thread); one fixed larger value
-  // is tried for large n.
-  std::vector<std::pair<int, int64_t>> configs = {{1, 0}};
-  if (maxt > 1 && n >= 8192) {
-    if (maxt >= 8) configs.push_back({maxt / 2, 0});
-    configs.push_back({maxt, 0});
-    constexpr int64_t kTile = 262144;
-    if (b.layout == "contig" && n >= uint64_t(8 * kTile * maxt)) configs.push_back({maxt, kTile});
+  // kSerialBelow serially). Chunks and stage tiles: SplitRefinements.
+  const int maxt = MaxThreads();
+  std::vector<int> threads = {1};
+  if (maxt > 1 && b.n >= kThreadedCandidatesFrom) {
+    if (maxt >= 8) threads.push_back(maxt / 2);
+    threads.push_back(maxt);
   }
-  std::vector<Candidate> out;
+  std::vector<Choice> out;
   for (const Variant* v : vs)
-    for (auto [t, tile] : configs) {
-      Candidate c;
-      c.variant = v->name;
-      c.threads = t;
-      c.tile = tile;
-      out.push_back(std::move(c));
-    }
+    for (int t : threads) out.push_back(Choice{v->name, Split{t, 0, 0}});
   return out;
 }
 
-std::vector<std::string> CpuBackend::Traits(const Candidate& c) const {
-  const Variant* v = FindVariant(c.variant);
-  return {"threads=" + std::to_string(c.threads), std::string("stores=") + (v && v->nt_stores ? "nt" : "plain")};
+std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& best) {
+  std::vector<Choice> out;
+  const Variant* v = FindVariant(best.variant);
+  // bcast: phase two runs in gather blocks of rt::kBlockElems, not chunks.
+  if (!v || b.layout != "contig") return out;
+  auto add = [&](Split s) {
+    const Choice c{best.variant, s};
+    if (c != best && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  const int threads = best.split.threads;
+  const size_t esize = DTypeSize(b.dtype);
+  for (uint64_t bytes : L1ToL2Bytes(impl_->caches)) {
+    // A chunk whose three operands fill the cache, whole cache lines, at
+    // least two pieces per thread.
+    const int64_t chunk = int64_t(std::max<uint64_t>(64, bytes / (3 * esize) / 64 * 64));
+    if (threads > 1 && uint64_t(chunk) * 2 * uint64_t(threads) <= b.n &&
+        size_t(chunk) != DefaultChunk(size_t(b.n), threads))
+      add(Split{threads, chunk, best.split.stage_tile});
+    // A stage tile whose two fp32 scratch arrays fill the cache (a power of two).
+    const uint64_t stage = std::bit_floor(std::max<uint64_t>(bytes / 8, 256));
+    if (v->upcast == "staged" && stage <= kMaxStageTile && stage != kDefaultStageTile && stage <= b.n)
+      add(Split{threads, best.split.chunk, int64_t(stage)});
+  }
+  return out;
 }
 
-Candidate CpuBackend::Default(const Bucket& b) {
-  const KernelChoice k = DefaultChoice(b.op, b.dtype, b.mode, b.n);
-  if (!k.variant) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +
-                                           std::string(DTypeName(b.dtype)));
-  Candidate c;
-  c.variant = k.variant->name;
-  c.threads = std::min(k.threads, MaxThreads());
-  c.tile = int64_t(k.chunk);
+std::vector<std::string> CpuBackend::Traits(const Choice& c) const {
+  const Variant* v = FindVariant(c.variant);
+  return {"threads=" + std::to_string(c.split.threads), std::string("stores=") + (v && v->nt_stores ? "nt" : "plain")};
+}
+
+Choice CpuBackend::Default(const Cell& b) {
+  Choice c = DefaultChoice(b.op, b.dtype, b.mode, b.n);
+  if (c.variant.empty()) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +
+                                                  std::string(DTypeName(b.dtype)));
+  c.split.threads = std::min(c.split.threads, MaxThreads());
   return c;
 }
 
-void CpuBackend::Prepare(const Bucket& b) {
+void CpuBackend::Prepare(const Cell& b) {
   const std::vector<uint64_t> pts = Points(b);
   impl_->Prepare(b, *std::max_element(pts.begin(), pts.end()));
 }
 
-std::vector<double> CpuBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
+std::vector<double> CpuBackend::Measure(const Cell& b, const Choice& c, int reps, double min_seconds) {
   const Variant* v = FindVariant(c.variant);
   if (!v || !v->supported || v->op != b.op || v->dtype != b.dtype)
     throw std::runtime_error("cpu backend: variant " + c.variant + " cannot run this cell");
@@ -417,24 +426,7 @@ nlohmann::json CpuBackend::Provenance() {
   // How long idle pool threads spin (ACTGRAD_SPIN_US) changes what threads
   // cost on a shared machine; see variants/thread_pool.h.
   p["spin_us"] = SpinMicroseconds();
-  nlohmann::json caches = nlohmann::json::object();
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    const std::string level = ReadFile(dir + "level"), type = ReadFile(dir + "type");
-    if (level.empty()) break;
-    std::string name = "l" + level;
-    if (type == "Data") name += "d";
-    else if (type == "Instruction") name += "i";
-    caches[name] = ParseCacheSize(ReadFile(dir + "size"));
-  }
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  if (caches.empty()) {
-    if (long v = sysconf(_SC_LEVEL1_DCACHE_SIZE); v > 0) caches["l1d"] = v;
-    if (long v = sysconf(_SC_LEVEL2_CACHE_SIZE); v > 0) caches["l2"] = v;
-    if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0) caches["l3"] = v;
-  }
-#endif
-  p["caches"] = caches;
+  p["caches"] = impl_->caches;
 #if defined(__clang__)
   p["compiler"] = std::string("Clang ") + __clang_version__;
 #elif defined(__GNUC__)

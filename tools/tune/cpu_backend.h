@@ -32,26 +32,26 @@ class CpuBackend : public Backend {
 
   std::string Name() const override { return "cpu"; }
   bool Deterministic() const override { return false; }
-  std::vector<Candidate> Candidates(const Bucket& b) override;
-  Candidate Default(const Bucket& b) override;
-  void Prepare(const Bucket& b) override;
+  // Variants x thread counts (1, and from 8K elements max/2 and max).
+  std::vector<Choice> Candidates(const Cell& b) override;
+  // Contiguous cells only: chunks of the threaded winner and stage tiles of a
+  // staged winner whose working set fills L1d, sqrt(L1d * L2) and L2.
+  std::vector<Choice> SplitRefinements(const Cell& b, const Choice& best) override;
+  Choice Default(const Cell& b) override;
+  void Prepare(const Cell& b) override;
   // threads=N and stores=plain|nt (the two crossovers of these kernels).
-  std::vector<std::string> Traits(const Candidate& c) const override;
-  std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) override;
+  std::vector<std::string> Traits(const Choice& c) const override;
+  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double min_seconds) override;
   nlohmann::json Provenance() override;
   std::string MachineId() override;
 
   // The sizes a bucket is timed at.
-  std::vector<uint64_t> Points(const Bucket& b) const;
+  std::vector<uint64_t> Points(const Cell& b) const;
   int MaxThreads() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Does the op broadcast its inputs (per the spec)? GELU and Softshrink do;
-// SELU, Hardswish and LogitGrad require equal shapes.
-bool OpBroadcasts(Op op);
 
 }  // namespace actgrad::tune

@@ -8,7 +8,7 @@
 // loss can cost at most the lines of the last fsync interval.
 //
 //   {"type":"header","format":"actgrad-tune-log","version":1,"config":{...}}
-//   {"type":"m","cell":"gelu_bwd/f32/none/contig/k8","cand":"<Candidate::Key()>",
+//   {"type":"m","cell":"gelu_bwd/f32/none/contig/k8","cand":"<Choice::Key()>",
 //    "round":0,"rep":0,"ns":[12345.6],"sec":0.0021}
 //
 // A torn last line (power loss, kill during a write) is ignored and cut off

@@ -114,7 +114,7 @@ bool ParseOctave(const std::string& s, int* k) {
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) v = v * 10 + uint64_t(s[i++] - '0');
   if (i == 0) return false;
   if (i == s.size()) {
-    if (v <= uint64_t(tables::kMaxOctaveIndex)) return *k = int(v), true;
+    if (v <= uint64_t(kMaxOctaveIndex)) return *k = int(v), true;
     return *k = SizeOctave(v), true;
   }
   const char u = char(std::toupper(static_cast<unsigned char>(s[i])));
@@ -134,7 +134,7 @@ bool ParseSizes(const std::string& spec, std::vector<int>* out, std::string* err
     if (!ParseOctave(a, &ka) || !ParseOctave(b, &kb)) return *err = "cannot read size \"" + tok + "\"", false;
     if (ka > kb) std::swap(ka, kb);
     for (int k = ka; k <= kb; ++k) {
-      if (k < tables::kMinOctave || k > tables::kMaxOctave)
+      if (k < kMinOctave || k > kMaxOctave)
         return *err = "size octave " + std::to_string(k) + " is outside 10 (1K) .. 26 (64M)", false;
       if (std::find(out->begin(), out->end(), k) == out->end()) out->push_back(k);
     }
@@ -261,7 +261,7 @@ std::string DescribePlan(const OutPlan& plan) {
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"actgrad-tune: tunes the tiling table (variant, tile, threads per op x dtype x size octave x layout)"};
+  CLI::App app{"actgrad-tune: tunes the tiling table (variant and split: threads, chunk, stage tile; per op x dtype x size octave x layout)"};
   std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "1K-64M", layouts_s = "contig,bcast";
   std::string modes_s, out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
@@ -356,13 +356,9 @@ int Main(int argc, char** argv) {
       return 2;
     }
     // The incumbent of every cell is what the library would run at that n.
-    cfg.incumbent = [](const Bucket& b) {
-      const KernelChoice k = ChooseKernel(b.op, b.dtype, b.mode, b.n, b.layout == "bcast");
-      if (!k.variant) throw std::runtime_error("the dispatch has no kernel for this cell");
-      Candidate c;
-      c.variant = k.variant->name;
-      c.threads = k.threads;
-      c.tile = int64_t(k.chunk);
+    cfg.incumbent = [](const Cell& b) {
+      Choice c = TableChoice(b.op, b.dtype, b.mode, b.n, b.layout == "bcast");
+      if (c.variant.empty()) throw std::runtime_error("the dispatch has no kernel for this cell");
       return c;
     };
     cfg.incumbent_name = "shipping:" + ActiveTableName();
@@ -384,7 +380,7 @@ int Main(int argc, char** argv) {
       if (!gate.Load(accuracy_path, &err))
         std::fprintf(stderr,
                      "actgrad-tune: warning: no accuracy results (%s): only the default variants can be chosen "
-                     "(threads and tile are still tuned)\n",
+                     "(threads, chunk and stage tile are still tuned)\n",
                      err.c_str());
 #ifdef ACTGRAD_TUNER_HAVE_ACCURACY_LIB
       if (check_missing)
@@ -465,11 +461,11 @@ int Main(int argc, char** argv) {
   if (dry_run) {
     size_t total = 0;
     for (const auto& c : PlanCells(cfg)) {
-      const auto cands = backend->Candidates(c.bucket);
+      const auto cands = backend->Candidates(c.cell);
       std::set<std::string> vs;
       for (const auto& x : cands) vs.insert(x.variant);
       std::printf("%-36s n=%-10llu %4zu candidates (%3zu variants), default %s\n", c.key.c_str(),
-                  (unsigned long long)c.bucket.n, cands.size(), vs.size(), backend->Default(c.bucket).Key().c_str());
+                  (unsigned long long)c.cell.n, cands.size(), vs.size(), backend->Default(c.cell).Key().c_str());
       ++total;
     }
     std::printf("%zu cells; log %s; table %s (%s)\n", total, log_path.c_str(), out_path.c_str(),
@@ -569,7 +565,7 @@ int Main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> sp;
   std::vector<std::string> order;
   for (const auto& c : res.cells) {
-    const std::string g = GroupKey(c.bucket) + " " + c.bucket.layout;
+    const std::string g = GroupKey(c.cell) + " " + c.cell.layout;
     if (!sp.count(g)) order.push_back(g);
     sp[g].push_back(c.incumbent.median / c.chosen.median);
   }

@@ -46,7 +46,7 @@ std::vector<size_t> SeededPermutation(size_t n, uint64_t seed) {
 }
 
 struct Search::Slot {
-  Candidate cand;
+  Choice cand;
   std::map<std::pair<int, int>, double> got;  // (round, rep) -> sample
   std::vector<double> All() const {
     std::vector<double> v;
@@ -64,7 +64,7 @@ struct Search::Slot {
 Search::Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop)
     : backend_(backend), log_(log), opts_(opts), stop_(stop) {}
 
-double Search::Sample(const std::string& cell, const Bucket& b, const Candidate& c, int round, int rep,
+double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                       CellOutcome* out) {
   const std::string key = c.Key();
   if (const LogRecord* r = log_.Find(cell, key, round, rep); r && !r->ns.empty()) {
@@ -95,8 +95,8 @@ double Search::Sample(const std::string& cell, const Bucket& b, const Candidate&
   return ns[0];
 }
 
-std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& cell, const Bucket& b,
-                                                                    const Candidate& a, const Candidate& c,
+std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& cell, const Cell& b,
+                                                                    const Choice& a, const Choice& c,
                                                                     int reps) {
   CellOutcome scratch;
   std::vector<double> sa(size_t(std::max(reps, 0))), sc(sa.size());
@@ -109,21 +109,21 @@ std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::s
   return {sa, sc};
 }
 
-CellOutcome Search::RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
-                            const Candidate& incumbent, double budget_sec) {
+CellOutcome Search::RunCell(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+                            const Choice& incumbent, double budget_sec) {
   return Run(cell, b, std::move(cands), incumbent, 0, budget_sec);
 }
 
-CellOutcome Search::RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
+CellOutcome Search::RunScreen(const std::string& cell, const Cell& b, std::vector<Choice> cands, int keep,
                               double budget_sec) {
   return Run(cell, b, std::move(cands), std::nullopt, std::max(1, keep), budget_sec);
 }
 
-CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
-                        std::optional<Candidate> incumbent, int keep, double budget_sec) {
+CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+                        std::optional<Choice> incumbent, int keep, double budget_sec) {
   CellOutcome out;
-  out.cell = cell;
-  out.bucket = b;
+  out.key = cell;
+  out.cell = b;
   out.budget_sec = budget_sec;
   const bool screen = !incumbent.has_value();
 
@@ -246,9 +246,9 @@ CellOutcome Search::Run(const std::string& cell, const Bucket& b, std::vector<Ca
   }
 
   // Ranking: survivors, then the eliminated, later rounds first.
-  for (int i : challengers) out.ranking.push_back(slots[size_t(i)].cand.Key());
+  for (int i : challengers) out.ranking.push_back(slots[size_t(i)].cand);
   for (auto it = eliminated.rbegin(); it != eliminated.rend(); ++it)
-    for (int i : *it) out.ranking.push_back(slots[size_t(i)].cand.Key());
+    for (int i : *it) out.ranking.push_back(slots[size_t(i)].cand);
 
   auto stats = [&](int i, const std::vector<double>& samples) {
     CandidateStats s;

@@ -41,24 +41,24 @@ struct SearchOptions {
   uint64_t seed = 1;
 };
 
-// Samples of one candidate (ns per call at the bucket's n).
+// Samples of one candidate (ns per call at the cell's n).
 struct CandidateStats {
-  Candidate cand;
+  Choice cand;
   std::vector<double> samples;
   double median = 0;
   double spread_pct = 0;
 };
 
 struct CellOutcome {
-  std::string cell;  // log key of the cell
-  Bucket bucket;
+  std::string key;  // log key of the cell
+  Cell cell;
   CandidateStats chosen;
   CandidateStats incumbent;
   std::optional<CandidateStats> runner_up;
   bool challenger_won = false;
   double p_value = 1.0;
   std::string decision;
-  std::vector<std::string> ranking;  // candidate keys, best first (screening)
+  std::vector<Choice> ranking;  // the challengers, best first (screening; one-thread choice)
   int candidates_total = 0;          // offered
   int candidates_searched = 0;       // after fitting the budget
   bool budget_cut = false;           // candidates or repetitions were cut to fit
@@ -91,18 +91,18 @@ class Search {
   // Tunes one cell. `cands` are in order of prior preference (simplest or
   // most promising first); the incumbent is added when missing and is never
   // eliminated before the final round.
-  CellOutcome RunCell(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
-                      const Candidate& incumbent, double budget_sec);
+  CellOutcome RunCell(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+                      const Choice& incumbent, double budget_sec);
 
   // Screening: successive halving without an incumbent, stopping once at
   // most `keep` candidates survive; `ranking` orders all candidates.
-  CellOutcome RunScreen(const std::string& cell, const Bucket& b, std::vector<Candidate> cands, int keep,
+  CellOutcome RunScreen(const std::string& cell, const Cell& b, std::vector<Choice> cands, int keep,
                         double budget_sec);
 
   // `reps` fresh samples each of a and c, interleaved in a seeded order,
   // logged (round kConfirmRound) so that a resumed run replays them.
-  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Bucket& b,
-                                                              const Candidate& a, const Candidate& c, int reps);
+  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Cell& b,
+                                                              const Choice& a, const Choice& c, int reps);
 
   // Virtual clock: the summed logged cost of every sample this Search used.
   double spent() const { return spent_; }
@@ -115,9 +115,9 @@ class Search {
 
  private:
   struct Slot;
-  CellOutcome Run(const std::string& cell, const Bucket& b, std::vector<Candidate> cands,
-                  std::optional<Candidate> incumbent, int keep, double budget_sec);
-  double Sample(const std::string& cell, const Bucket& b, const Candidate& c, int round, int rep,
+  CellOutcome Run(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+                  std::optional<Choice> incumbent, int keep, double budget_sec);
+  double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                 CellOutcome* out);
 
   Backend& backend_;

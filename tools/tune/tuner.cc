@@ -30,9 +30,15 @@ std::string SizeLabel(uint64_t n) {
   return std::to_string(n);
 }
 
-std::string Short(const Candidate& c) {
-  return c.variant + " thr" + std::to_string(c.threads) + (c.tile ? " tile" + SizeLabel(uint64_t(c.tile)) : "");
+// "variant thr2 chunk64K stage8K" (chunk and stage tile only when set).
+std::string Short(const Choice& c) {
+  const Split& s = c.split;
+  return c.variant + " thr" + std::to_string(s.threads) + (s.chunk ? " chunk" + SizeLabel(uint64_t(s.chunk)) : "") +
+         (s.stage_tile ? " stage" + SizeLabel(uint64_t(s.stage_tile)) : "");
 }
+
+// The "auto" of a zero split field in reports.
+std::string SplitField(int64_t v) { return v ? SizeLabel(uint64_t(v)) : "auto"; }
 
 }  // namespace
 
@@ -54,7 +60,9 @@ json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks (a log of another version is
   // not replayed: its samples would be asked for in another order).
-  j["search_version"] = 7;
+  // 8: candidates are Choices (log key variant|t|c|s), the split's chunk and
+  // stage tile are refined in a cell's last stage.
+  j["search_version"] = 8;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -71,6 +79,7 @@ json TuneConfig::ToJson() const {
   j["screen_octaves"] = screen_octaves;
   j["overhead_share"] = overhead_share;
   j["screen_share"] = screen_share;
+  j["refine_share"] = refine_share;
   if (points != Points::kTuned) j["points"] = points == Points::kBetween ? "between" : "both";
   if (incumbent_name != "default") j["incumbent"] = incumbent_name;
   if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
@@ -82,23 +91,13 @@ json TuneConfig::ToJson() const {
   return j;
 }
 
-uint64_t BetweenN(int h) { return (uint64_t(1) << (h + 1)) - 3; }
-
-uint64_t RepresentativeN(int h, uint64_t max_n) {
-  const uint64_t lo = uint64_t(1) << h;
-  const uint64_t centre = std::max<uint64_t>(lo, uint64_t(std::llround(double(lo) * std::sqrt(2.0) / 64.0)) * 64);
-  return std::max(lo, std::min(centre, max_n));
-}
-
-std::string GroupKey(const Bucket& b) {
+std::string GroupKey(const Cell& b) {
   return std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
          (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
 }
 
-std::string CellKey(const Bucket& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
+std::string CellKey(const Cell& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
 
-bool OpHasBcast(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
-bool OpHasDType(Op op, DType t) { return IsFloat(t) || op == Op::kSeluBwd; }
 
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
   std::vector<CellSpec> cells;
@@ -109,20 +108,20 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
       if (op == Op::kGeluBwd) modes = cfg.gelu_modes;
       for (GeluApprox m : modes)
         for (const std::string& layout : cfg.layouts) {
-          if (layout == "bcast" && !OpHasBcast(op)) continue;
+          if (layout == "bcast" && !OpBroadcasts(op)) continue;
           for (int k : cfg.octaves) {
             std::vector<uint64_t> ns;
             if (cfg.points != TuneConfig::Points::kBetween) ns.push_back(RepresentativeN(k, cfg.max_n));
             if (cfg.points != TuneConfig::Points::kTuned && BetweenN(k) <= cfg.max_n) ns.push_back(BetweenN(k));
             for (uint64_t n : ns) {
               CellSpec c;
-              c.bucket = Bucket{op, t, layout, k, n, m};
-              c.key = CellKey(c.bucket) + (n == RepresentativeN(k, cfg.max_n) ? "" : "@" + std::to_string(n));
-              c.group = GroupKey(c.bucket);
+              c.cell = Cell{op, t, layout, k, n, m};
+              c.key = CellKey(c.cell) + (n == RepresentativeN(k, cfg.max_n) ? "" : "@" + std::to_string(n));
+              c.group = GroupKey(c.cell);
               // Budget weight: samples of large cells cost more (a call takes
               // longer than a sample's minimum), but beyond 8M elements no cell
               // can be searched fully in a 10-minute run: those share alike.
-              c.weight = 1.0 + double(std::min<uint64_t>(c.bucket.n, uint64_t(8) << 20)) / double(1 << 20);
+              c.weight = 1.0 + double(std::min<uint64_t>(c.cell.n, uint64_t(8) << 20)) / double(1 << 20);
               cells.push_back(std::move(c));
             }
           }
@@ -133,43 +132,30 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
 
 tables::Entry ToEntry(const CellOutcome& o) {
   tables::Entry e;
-  e.op = o.bucket.op;
-  e.dtype = o.bucket.dtype;
-  e.mode = o.bucket.op == Op::kGeluBwd ? o.bucket.mode : GeluApprox::kNone;
-  tables::ParseLayout(o.bucket.layout, &e.layout);
-  e.octave = o.bucket.octave;
-  e.variant = o.chosen.cand.variant;
-  e.tile = o.chosen.cand.tile;
-  e.threads = o.chosen.cand.threads;
+  e.op = o.cell.op;
+  e.dtype = o.cell.dtype;
+  e.mode = o.cell.op == Op::kGeluBwd ? o.cell.mode : GeluApprox::kNone;
+  tables::ParseLayout(o.cell.layout, &e.layout);
+  e.octave = o.cell.octave;
+  e.choice = o.chosen.cand;
   e.median_ns = std::round(o.chosen.median * 10) / 10;
-  // The best-ranked one-thread candidate of the search (the ranking holds
-  // the challengers, best first; keys are variant|tile|threads[|extra]).
-  if (o.chosen.cand.threads > 1) {
-    for (const std::string& key : o.ranking) {
-      const size_t a = key.find('|'), b = key.find('|', a + 1);
-      if (a == std::string::npos || b == std::string::npos) continue;
-      const size_t c = key.find('|', b + 1);
-      if (key.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1) != "1") continue;
-      if (c != std::string::npos) continue;  // backend-specific extras: not a plain CPU candidate
-      e.one_thread_variant = key.substr(0, a);
-      e.one_thread_tile = std::stoll(key.substr(a + 1, b - a - 1));
-      break;
-    }
-  }
+  // The best-ranked one-thread challenger of the search, for callers that
+  // cap the threads at 1.
+  if (o.chosen.cand.split.threads > 1)
+    for (const Choice& c : o.ranking)
+      if (c.split.threads == 1) {
+        e.one_thread = c;
+        break;
+      }
   e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
-  if (o.runner_up) {
-    json r{{"variant", o.runner_up->cand.variant},
-           {"tile", o.runner_up->cand.tile},
-           {"threads", o.runner_up->cand.threads},
-           {"median_ns", std::round(o.runner_up->median * 10) / 10}};
-    if (!o.runner_up->cand.extra.empty()) r["extra"] = o.runner_up->cand.extra;
-    e.runner_up = r;
-  }
-  json extra = o.chosen.cand.extra.is_object() ? o.chosen.cand.extra : json::object();
-  extra["tuning"] = {{"n", o.bucket.n},
+  if (o.runner_up) e.runner_up = tables::Measured{o.runner_up->cand, std::round(o.runner_up->median * 10) / 10};
+  json extra = json::object();
+  const Split& d = o.incumbent.cand.split;
+  extra["tuning"] = {{"n", o.cell.n},
                      {"default", {{"variant", o.incumbent.cand.variant},
-                                  {"tile", o.incumbent.cand.tile},
-                                  {"threads", o.incumbent.cand.threads},
+                                  {"threads", d.threads},
+                                  {"chunk", d.chunk},
+                                  {"stage_tile", d.stage_tile},
                                   {"median_ns", std::round(o.incumbent.median * 10) / 10}}},
                      {"speedup_vs_default", std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
                      {"p_value", std::round(o.p_value * 1e4) / 1e4},
@@ -179,6 +165,34 @@ tables::Entry ToEntry(const CellOutcome& o) {
                      {"budget_cut", o.budget_cut}};
   e.extra = extra;
   return e;
+}
+
+// A cell's last stages: the winner against variations of its split (chunk,
+// stage tile: Backend::SplitRefinements), the winner as the incumbent, logged
+// under "<cell>/split" (then "<cell>/split2": the refinements of a refined
+// winner, so that both dimensions can improve). A refinement that wins
+// becomes the cell's choice and the winner it beat its runner-up.
+static void RefineSplit(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
+  constexpr int kStages = 2;  // the split's dimensions beyond threads
+  const double start = search.spent();
+  for (int stage = 1; stage <= kStages; ++stage) {
+    std::vector<Choice> refinements = be.SplitRefinements(o->cell, o->chosen.cand);
+    if (refinements.empty()) return;
+    const CellOutcome r = search.RunCell(key + "/split" + (stage > 1 ? std::to_string(stage) : ""), o->cell,
+                                         std::move(refinements), o->chosen.cand,
+                                         std::max(0.0, budget_sec - (search.spent() - start)));
+    o->decision += "; split: " + r.decision;
+    o->candidates_total += r.candidates_total;
+    o->candidates_searched += r.candidates_searched;
+    o->budget_cut = o->budget_cut || r.budget_cut;
+    o->samples_measured += r.samples_measured;
+    o->samples_replayed += r.samples_replayed;
+    o->cost_sec += r.cost_sec;
+    if (!r.challenger_won) return;
+    o->runner_up = r.incumbent;
+    o->chosen = r.chosen;
+    o->challenger_won = true;
+  }
 }
 
 TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
@@ -214,7 +228,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     std::vector<const CellSpec*> gcells;
     for (const auto& c : cells)
       if (c.group == groups[gi]) gcells.push_back(&c);
-    const Bucket& g0 = gcells.front()->bucket;
+    const Cell& g0 = gcells.front()->cell;
 
     // --- screening: one candidate per variant at a mid and a large size ---
     struct ScreenOrder {
@@ -232,8 +246,8 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         if (std::find(sb.begin(), sb.end(), best) == sb.end()) sb.push_back(best);
       }
       for (int k : sb) {
-        Bucket b{g0.op, g0.dtype, "contig", k, RepresentativeN(k, cfg.max_n), g0.mode};
-        std::vector<Candidate> firsts;
+        Cell b{g0.op, g0.dtype, "contig", k, RepresentativeN(k, cfg.max_n), g0.mode};
+        std::vector<Choice> firsts;
         std::set<std::string> seen;
         for (auto& c : be.Candidates(b))
           if (seen.insert(c.variant).second) firsts.push_back(c);
@@ -246,16 +260,14 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           const CellOutcome o =
               search.RunScreen("screen/" + GroupKey(b) + "/o" + std::to_string(k), b, firsts, cfg.screen_keep, cur_plan);
           done_plan += cur_plan;
-          std::map<std::string, std::string> var_of;
-          for (const auto& c : firsts) var_of[c.Key()] = c.variant;
-          for (const auto& key : o.ranking) order.push_back(var_of[key]);
+          for (const Choice& c : o.ranking) order.push_back(c.variant);
           for (const auto& c : firsts)  // cut by the budget: after the ranked ones
             if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
           // The screen runs one thread: thread counts are the cells' business.
           const int top = KeepWithTraits(
               order, cfg.screen_keep,
               [&](const std::string& variant) {
-                Candidate c;
+                Choice c;
                 c.variant = variant;
                 std::vector<std::string> t = be.Traits(c);
                 std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
@@ -294,10 +306,10 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     };
 
     // --- the cells of the group ---
-    std::map<std::string, Candidate> prev_winner;  // per layout: the last octave's choice
+    std::map<std::string, Choice> prev_winner;  // per layout: the last octave's choice
     for (const CellSpec* cs : gcells) {
       ++ci;
-      const Bucket& b = cs->bucket;
+      const Cell& b = cs->cell;
       double later_weight = 0;
       for (size_t j = ci - 1; j < cells.size(); ++j) later_weight += cells[j].weight;
       const double reserve = screen_per_group * double(groups.size() - gi - 1);
@@ -307,27 +319,27 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       cur_start = search.spent();
       cur_what = cs->key;
       try {
-        std::vector<Candidate> all = be.Candidates(b);
+        std::vector<Choice> all = be.Candidates(b);
         if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
-        const Candidate inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
+        const Choice inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
         // Order (what survives when the budget cuts candidates): the screen's
-        // variant rank, and within it the configuration (threads, tile) that
+        // variant rank, and within it the split (threads) that
         // won the previous size first, then the backend's order of configurations.
         std::map<std::string, int> config_index;  // per variant, in backend order
         const auto pw = prev_winner.find(b.layout);
-        std::vector<std::pair<int, Candidate>> ranked;
+        std::vector<std::pair<int, Choice>> ranked;
         for (auto& c : all) {
           int r = rank_for(b.octave, c.variant);
           if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
           const int ci = config_index[c.variant]++;
-          const bool same_config = pw != prev_winner.end() && pw->second.threads == c.threads &&
-                                   pw->second.tile == c.tile && pw->second.extra == c.extra;
+          const bool same_config = pw != prev_winner.end() && pw->second.split == c.split;
           if (r >= 0) ranked.push_back({r + 2 * (same_config ? 0 : 1 + ci), std::move(c)});
         }
         std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
-        std::vector<Candidate> cands;
+        std::vector<Choice> cands;
         for (auto& [r, c] : ranked) cands.push_back(std::move(c));
-        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance);
+        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance * (1.0 - cfg.refine_share));
+        RefineSplit(search, be, cs->key, allowance - (search.spent() - cur_start), &o);
         if (cfg.confirm_reps > 0 && o.chosen.cand.Key() != o.incumbent.cand.Key() &&
             o.incumbent.median > o.chosen.median * (1.0 + cfg.confirm_above)) {
           const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);
@@ -400,26 +412,21 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
   for (size_t i = 0; i < todo.size(); ++i) {
     const tables::Entry& e = *todo[i];
     VerifyRow row;
-    row.bucket = Bucket{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
+    row.cell = Cell{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
                         e.mode};
-    row.entry.variant = e.variant;
-    row.entry.tile = e.tile;
-    row.entry.threads = e.threads;
-    if (e.extra.is_object())
-      for (auto it = e.extra.begin(); it != e.extra.end(); ++it)
-        if (it.key() != "tuning") row.entry.extra[it.key()] = it.value();
-    progress.Update(double(i), CellKey(row.bucket));
+    row.entry = e.choice;
+    progress.Update(double(i), CellKey(row.cell));
     try {
-      row.def = be.Default(row.bucket);
+      row.def = be.Default(row.cell);
       row.same = row.def.Key() == row.entry.Key();
       std::vector<double> a, d;
-      const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.bucket));
+      const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.cell));
       const auto order = SeededPermutation(size_t(2 * reps), seed);
       for (size_t k : order) {
         if (stop && stop->load()) throw Interrupted();
         const bool entry = k % 2 == 0;
         if (row.same && !entry) continue;
-        const auto s = be.Measure(row.bucket, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
+        const auto s = be.Measure(row.cell, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
         (entry ? a : d).push_back(s.at(0));
       }
       row.entry_ns = Median(a);
@@ -432,7 +439,7 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
     } catch (const std::exception& ex) {
       row.note = ex.what();
     }
-    progress.Line(CellKey(row.bucket) + ": x" + Fmt("%.2f", row.speedup) + (row.note.empty() ? "" : "  " + row.note));
+    progress.Line(CellKey(row.cell) + ": x" + Fmt("%.2f", row.speedup) + (row.note.empty() ? "" : "  " + row.note));
     rows.push_back(std::move(row));
   }
   progress.End("");
@@ -442,15 +449,15 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
 std::string FormatVerify(const std::vector<VerifyRow>& rows) {
   std::ostringstream o;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5s %7s %11s %11s %8s\n", "cell", "n", "table's choice", "thr",
-                "tile", "table ns", "default ns", "speedup");
+  std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5s %7s %7s %11s %11s %8s\n", "cell", "n", "table's choice",
+                "thr", "chunk", "stage", "table ns", "default ns", "speedup");
   o << line;
   std::map<std::string, std::vector<double>> by_group, by_group_layout;
   std::vector<std::string> order, order_l;
   int slower = 0;
   for (const auto& r : rows) {
     if (!r.note.empty()) {
-      o << CellKey(r.bucket) << ": not measured: " << r.note << "\n";
+      o << CellKey(r.cell) << ": not measured: " << r.note << "\n";
       continue;
     }
     // Significant either way (one-sided U tests), or neither.
@@ -459,14 +466,14 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
                              : r.p_slower < 0.05  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
                                                   : " (n.s.)";
     if (!r.same && r.p_slower < 0.05) ++slower;
-    std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %11.4g %11.4g %7.2fx%s\n", CellKey(r.bucket).c_str(),
-                  SizeLabel(r.bucket.n).c_str(), r.entry.variant.c_str(), r.entry.threads,
-                  r.entry.tile ? SizeLabel(uint64_t(r.entry.tile)).c_str() : "auto", r.entry_ns, r.def_ns, r.speedup,
-                  mark.c_str());
+    std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %7s %11.4g %11.4g %7.2fx%s\n",
+                  CellKey(r.cell).c_str(), SizeLabel(r.cell.n).c_str(), r.entry.variant.c_str(), r.entry.split.threads,
+                  SplitField(r.entry.split.chunk).c_str(), SplitField(r.entry.split.stage_tile).c_str(), r.entry_ns,
+                  r.def_ns, r.speedup, mark.c_str());
     o << line;
-    const std::string g = std::string(OpName(r.bucket.op)) + " " + std::string(DTypeName(r.bucket.dtype)) +
-                          (r.bucket.op == Op::kGeluBwd ? " " + ModeName(r.bucket.mode) : "");
-    const std::string gl = g + " " + r.bucket.layout;
+    const std::string g = std::string(OpName(r.cell.op)) + " " + std::string(DTypeName(r.cell.dtype)) +
+                          (r.cell.op == Op::kGeluBwd ? " " + ModeName(r.cell.mode) : "");
+    const std::string gl = g + " " + r.cell.layout;
     if (!by_group.count(g)) order.push_back(g);
     if (!by_group_layout.count(gl)) order_l.push_back(gl);
     by_group[g].push_back(r.speedup);
@@ -508,7 +515,7 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   std::map<std::string, Tally> tuned, between;
   std::vector<std::string> order;
   for (const auto& c : res.cells) {
-    const bool at_tuned = c.cell.find('@') == std::string::npos;
+    const bool at_tuned = c.key.find('@') == std::string::npos;
     const double search_ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
     // The verdict rests on the fresh samples when there are any: slower by
     // more than the tolerance, and significantly (alpha 0.05).
@@ -518,12 +525,12 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     if (c.confirmed) verdict += Fmt(" (fresh p=%.2g)", c.confirmed->p);
     else if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
     if (c.confirmed && ok && search_ratio > 1.0 + tolerance) verdict += ", not confirmed";
-    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %8.3fx %9s %s\n", c.cell.c_str(),
-                  SizeLabel(c.bucket.n).c_str(), Short(c.incumbent.cand).c_str(), c.incumbent.median,
+    std::snprintf(line, sizeof(line), "%-40s %-9s %-50s %11.4g %-50s %11.4g %8.3fx %9s %s\n", c.key.c_str(),
+                  SizeLabel(c.cell.n).c_str(), Short(c.incumbent.cand).c_str(), c.incumbent.median,
                   Short(c.chosen.cand).c_str(), c.chosen.median, search_ratio,
                   c.confirmed ? Fmt("%.3fx", c.confirmed->ratio).c_str() : "-", verdict.c_str());
     o << line;
-    const std::string g = GroupKey(c.bucket) + "/" + c.bucket.layout;
+    const std::string g = GroupKey(c.cell) + "/" + c.cell.layout;
     if (!tuned.count(g) && !between.count(g)) order.push_back(g);
     Tally& t = (at_tuned ? tuned : between)[g];
     ++t.cells;

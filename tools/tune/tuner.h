@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actgrad/types.h"
+#include "tiling/size_cells.h"
 #include "tiling/table.h"
 #include "tools/tune/backend.h"
 #include "tools/tune/log.h"
@@ -33,6 +34,7 @@ struct TuneConfig {
   std::vector<int> screen_octaves = {16, 20};
   double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
   double screen_share = 0.10;    // of the measurement budget, for screening
+  double refine_share = 0.20;    // of a cell's allowance, for its split refinements (RefineSplit)
   SearchOptions search;
   // Where cells are measured: each octave's representative n (what a tuning
   // run uses), the sizes between them (2^(h+1) - 3: the top of octave h,
@@ -42,7 +44,7 @@ struct TuneConfig {
   Points points = Points::kTuned;
   // The incumbent of every cell: unset means the backend's default; --check
   // sets the shipping dispatch's choice. `incumbent_name` names it in the log header.
-  std::function<Candidate(const Bucket&)> incumbent;
+  std::function<Choice(const Cell&)> incumbent;
   std::string incumbent_name = "default";
   // --check: when the search finds a choice more than confirm_above faster
   // than the incumbent, re-measure the two with confirm_reps fresh
@@ -56,22 +58,17 @@ struct TuneConfig {
 };
 
 struct CellSpec {
-  Bucket bucket;
+  Cell cell;
   std::string key;
   std::string group;  // op/dtype/mode
   double weight = 1;
 };
 
-// n measured for octave h: the geometric centre 2^h * sqrt(2) (rounded to a
-// multiple of 64), at most max_n (and at least 2^h).
-uint64_t RepresentativeN(int h, uint64_t max_n);
-std::string CellKey(const Bucket& b);
-std::string GroupKey(const Bucket& b);
+std::string CellKey(const Cell& b);
+std::string GroupKey(const Cell& b);
 // The cells of a run, grouped by (op, dtype, GELU mode), layouts and sizes
-// ascending. bcast only for ops that broadcast; integer dtypes only for SELU.
+// ascending. bcast only for ops that broadcast, dtypes per op (FactsOf).
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg);
-bool OpHasBcast(Op op);
-bool OpHasDType(Op op, DType t);
 
 struct TuneResult {
   tables::Table table;
@@ -89,8 +86,8 @@ TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cf
 tables::Entry ToEntry(const CellOutcome& o);
 
 struct VerifyRow {
-  Bucket bucket;
-  Candidate entry, def;
+  Cell cell;
+  Choice entry, def;
   double entry_ns = 0, def_ns = 0, speedup = 1, p_value = 1;
   double p_slower = 1;  // one-sided U test the other way: the table's choice slower than the default
   bool same = false;  // the entry is the default choice
@@ -109,7 +106,5 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows);
 // size (same interleaved final round), and whether it is within `tolerance`
 // (0.05: at most 5 % slower); then the verdicts per op/dtype.
 std::string FormatCheck(const TuneResult& res, double tolerance);
-// The n of octave h "between" tuned sizes (see TuneConfig::Points).
-uint64_t BetweenN(int h);
 
 }  // namespace actgrad::tune

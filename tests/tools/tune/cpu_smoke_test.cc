@@ -21,7 +21,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   AccuracyGate gate;
   gate.AllowAll();
   CpuBackend be(&gate);
-  const Bucket b{Op::kGeluBwd, DType::kF32, "contig", 16, RepresentativeN(16, uint64_t(1) << 26), GeluApprox::kNone};
+  const Cell b{Op::kGeluBwd, DType::kF32, "contig", 16, RepresentativeN(16, uint64_t(1) << 26), GeluApprox::kNone};
   const auto cands = be.Candidates(b);
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands.front().variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);  // the default first
@@ -32,16 +32,16 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
     ASSERT_NE(v, nullptr);
     EXPECT_TRUE(v->supported);
     EXPECT_EQ(int(v->gelu_mode), int(GeluApprox::kNone));
-    EXPECT_LE(c.threads, be.MaxThreads());
+    EXPECT_LE(c.split.threads, be.MaxThreads());
   }
   for (uint64_t n : be.Points(b)) {
     EXPECT_GE(n, uint64_t(1) << 16);
     EXPECT_LT(n, uint64_t(1) << 17);
   }
-  const Bucket bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 11, RepresentativeN(11, uint64_t(1) << 26),
+  const Cell bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 11, RepresentativeN(11, uint64_t(1) << 26),
                   GeluApprox::kNone};
   for (uint64_t n : be.Points(bc)) EXPECT_EQ(n % 1024, 0u);
-  const Candidate d = be.Default(b);
+  const Choice d = be.Default(b);
   EXPECT_EQ(d.variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);
   const auto s = be.Measure(b, d, 3, 0.0005);
   ASSERT_EQ(s.size(), 3u);
@@ -50,7 +50,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   ASSERT_EQ(sb.size(), 2u);
   EXPECT_GT(sb[0], 0);
   // A bcast cell of an op that does not broadcast is an error, not a crash.
-  const Bucket bad{Op::kSeluBwd, DType::kF32, "bcast", 13, 8192, GeluApprox::kNone};
+  const Cell bad{Op::kSeluBwd, DType::kF32, "bcast", 13, 8192, GeluApprox::kNone};
   EXPECT_THROW(be.Measure(bad, be.Default(bad), 1, 0.0005), std::runtime_error);
 }
 
@@ -87,7 +87,7 @@ TEST(AccuracyGate, OnlyPassingVariantsAreCandidates) {
   EXPECT_FALSE(gate.Allowed(*absent));
   EXPECT_TRUE(gate.absent().count(absent->name));
   CpuBackend be(&gate);
-  const Bucket b{Op::kHardswishBwd, DType::kF32, "contig", 14, RepresentativeN(14, uint64_t(1) << 26),
+  const Cell b{Op::kHardswishBwd, DType::kF32, "contig", 14, RepresentativeN(14, uint64_t(1) << 26),
                  GeluApprox::kNone};
   std::set<std::string> vs;
   for (const auto& c : be.Candidates(b)) vs.insert(c.variant);
@@ -121,7 +121,7 @@ TEST(CpuTuning, TwoCellSmokeRun) {
   EXPECT_EQ(r.table.backend, "cpu");
   EXPECT_LT(r.spent_sec, 8.0);
   for (const auto& e : r.table.entries) {
-    const Variant* v = FindVariant(e.variant);
+    const Variant* v = FindVariant(e.choice.variant);
     ASSERT_NE(v, nullptr);
     EXPECT_TRUE(v->supported);
     EXPECT_EQ(int(v->op), int(Op::kGeluBwd));

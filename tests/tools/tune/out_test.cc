@@ -23,14 +23,13 @@ using testing::TempFiles;
 
 constexpr const char* kMachine = "genuineintel-6-143";
 
-Entry Cell(Op op, DType t, Layout layout, int octave, int threads = 1) {
+Entry EntryAt(Op op, DType t, Layout layout, int octave, int threads = 1) {
   Entry e;
   e.op = op;
   e.dtype = t;
   e.layout = layout;
   e.octave = octave;
-  e.variant = DefaultVariant(op, t, GeluApprox::kNone)->name;
-  e.threads = threads;
+  e.choice = Choice{DefaultVariant(op, t, GeluApprox::kNone)->name, Split{threads, 0, 0}};
   e.median_ns = 1000.0 * octave;
   return e;
 }
@@ -46,7 +45,7 @@ Table Make(const std::string& machine, std::vector<Entry> entries, const std::st
 // Four cells of SELU f32 contig, octaves 10..13.
 Table Base() {
   std::vector<Entry> es;
-  for (int h = 10; h <= 13; ++h) es.push_back(Cell(Op::kSeluBwd, DType::kF32, Layout::kContig, h));
+  for (int h = 10; h <= 13; ++h) es.push_back(EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, h));
   return Make(kMachine, es, "base");
 }
 
@@ -134,8 +133,8 @@ TEST(OutPlan, RefusesAnotherMachineBackendOrAnInvalidFileUnlessForced) {
 
 TEST(MergeTables, RunCellsReplaceTheirCellsTheOthersAreKept) {
   Table run = Make(kMachine,
-                   {Cell(Op::kSeluBwd, DType::kF32, Layout::kContig, 14),        // added (after the base's)
-                    Cell(Op::kSeluBwd, DType::kF32, Layout::kContig, 11, 2)},    // replaces octave 11
+                   {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 14),        // added (after the base's)
+                    EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 11, 2)},    // replaces octave 11
                    "run");
   MergeCounts c;
   const Table m = MergeTables(Base(), run, &c);
@@ -144,8 +143,8 @@ TEST(MergeTables, RunCellsReplaceTheirCellsTheOthersAreKept) {
   EXPECT_EQ(c.kept, 3u);
   ASSERT_EQ(m.entries.size(), 5u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(m.entries[i].octave, 10 + i);  // sorted by cell
-  EXPECT_EQ(m.entries[1].threads, 2);  // the run's entry
-  EXPECT_EQ(m.entries[0].threads, 1);
+  EXPECT_EQ(m.entries[1].choice.split.threads, 2);  // the run's entry
+  EXPECT_EQ(m.entries[0].choice.split.threads, 1);
   EXPECT_EQ(m.machine_id, kMachine);
   EXPECT_EQ(m.provenance["date"], "run");
   ASSERT_EQ(m.provenance["merged_from"].size(), 1u);
@@ -155,7 +154,7 @@ TEST(MergeTables, RunCellsReplaceTheirCellsTheOthersAreKept) {
   EXPECT_EQ(m.provenance["merge"]["entries"], 5);
 
   // A second merge keeps the history, oldest first.
-  const Table m2 = MergeTables(m, Make(kMachine, {Cell(Op::kSeluBwd, DType::kF32, Layout::kContig, 10)}, "run2"), &c);
+  const Table m2 = MergeTables(m, Make(kMachine, {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 10)}, "run2"), &c);
   EXPECT_EQ(c.kept, 4u);
   ASSERT_EQ(m2.provenance["merged_from"].size(), 2u);
   EXPECT_EQ(m2.provenance["merged_from"][0]["date"], "base");
@@ -173,7 +172,7 @@ TEST(MergeTables, ARunReplacingEveryEntryHasOnlyItsOwnProvenance) {
 }
 
 TEST(MergeTables, CellsDifferOnlyInLayoutOrOctaveAreDistinct) {
-  Table run = Make(kMachine, {Cell(Op::kSeluBwd, DType::kF32, Layout::kBcast, 10)}, "run");
+  Table run = Make(kMachine, {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kBcast, 10)}, "run");
   MergeCounts c;
   EXPECT_EQ(MergeTables(Base(), run, &c).entries.size(), 5u);
   EXPECT_EQ(c.added, 1u);
@@ -186,7 +185,7 @@ TEST(WriteRunTable, MergesIntoTheFileAndTheFileValidates) {
   WriteOutcome w;
   std::string err;
   ASSERT_TRUE(WriteRunTable(tmp.Path("t.json"),
-                            Make(kMachine, {Cell(Op::kSeluBwd, DType::kF32, Layout::kContig, 12, 2)}, "run"), false,
+                            Make(kMachine, {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 12, 2)}, "run"), false,
                             &w, &err))
       << err;
   EXPECT_EQ(w.action, OutPlan::Action::kMerge);
@@ -195,7 +194,7 @@ TEST(WriteRunTable, MergesIntoTheFileAndTheFileValidates) {
   EXPECT_EQ(w.counts.kept, 3u);
   Table back;
   ASSERT_TRUE(tables::LoadTableFile(tmp.Path("t.json"), &back, &err)) << err;
-  EXPECT_EQ(back.entries[2].threads, 2);
+  EXPECT_EQ(back.entries[2].choice.split.threads, 2);
   EXPECT_FALSE(fs::exists(tmp.Path("t.json.tmp")));
 }
 
@@ -207,7 +206,7 @@ TEST(WriteRunTable, AnEmptyRunOrAMismatchLeavesTheFileAsItWas) {
   std::string err;
   EXPECT_FALSE(WriteRunTable(tmp.Path("t.json"), Make(kMachine, {}, "empty"), true, &w, &err));
   EXPECT_NE(err.find("no entries"), std::string::npos) << err;
-  EXPECT_FALSE(WriteRunTable(tmp.Path("t.json"), Make("othervendor-0-0", {Cell(Op::kSeluBwd, DType::kF32,
+  EXPECT_FALSE(WriteRunTable(tmp.Path("t.json"), Make("othervendor-0-0", {EntryAt(Op::kSeluBwd, DType::kF32,
                                                                                 Layout::kContig, 12)}, "x"),
                              false, &w, &err));
   EXPECT_EQ(Read(tmp.Path("t.json")), before);

@@ -74,9 +74,8 @@ void ExpectSameChoices(const tables::Table& a, const tables::Table& b) {
     EXPECT_EQ(int(x.mode), int(y.mode));
     EXPECT_EQ(int(x.layout), int(y.layout));
     EXPECT_EQ(x.octave, y.octave);
-    EXPECT_EQ(x.variant, y.variant) << "entry " << i;
-    EXPECT_EQ(x.threads, y.threads) << "entry " << i;
-    EXPECT_EQ(x.tile, y.tile) << "entry " << i;
+    EXPECT_EQ(x.choice, y.choice) << "entry " << i;
+    EXPECT_EQ(x.one_thread, y.one_thread) << "entry " << i;
   }
 }
 
@@ -188,9 +187,9 @@ TEST(Tuning, TableFromTheFakeBackendIsValid) {
   EXPECT_EQ(back.machine_id, "fake-machine");
   EXPECT_EQ(back.provenance.value("tool_version", ""), kToolVersion);
   for (const auto& e : back.entries) {
-    ASSERT_TRUE(e.runner_up.is_object());
-    EXPECT_TRUE(e.runner_up.contains("variant"));
-    EXPECT_TRUE(e.runner_up.contains("median_ns"));
+    ASSERT_TRUE(e.runner_up.has_value());
+    EXPECT_FALSE(e.runner_up->choice.variant.empty());
+    EXPECT_GT(e.runner_up->median_ns, 0);
     EXPECT_GT(e.median_ns, 0);
     EXPECT_TRUE(e.extra.contains("tuning"));
   }
@@ -205,16 +204,16 @@ TEST(Tuning, PlanCellsFollowsTheSpec) {
   // selu, hardswish, logit: 3 x 3 x 17 contig; gelu 2 modes x 3 x 2 x 17; softshrink 3 x 2 x 17
   EXPECT_EQ(cells.size(), size_t(3 * 3 * 17 + 2 * 3 * 2 * 17 + 3 * 2 * 17));
   for (const auto& cell : cells) {
-    EXPECT_GE(cell.bucket.n, uint64_t(1) << cell.bucket.octave);
-    EXPECT_LT(cell.bucket.n, uint64_t(1) << (cell.bucket.octave + 1));
-    EXPECT_EQ(SizeOctave(cell.bucket.n), cell.bucket.octave);
-    EXPECT_EQ(cell.bucket.n % 64, 0u);
+    EXPECT_GE(cell.cell.n, uint64_t(1) << cell.cell.octave);
+    EXPECT_LT(cell.cell.n, uint64_t(1) << (cell.cell.octave + 1));
+    EXPECT_EQ(SizeOctave(cell.cell.n), cell.cell.octave);
+    EXPECT_EQ(cell.cell.n % 64, 0u);
   }
   EXPECT_EQ(RepresentativeN(16, uint64_t(1) << 26), uint64_t(92672));  // 2^16 * sqrt(2), a multiple of 64
   EXPECT_EQ(RepresentativeN(10, uint64_t(1) << 26), uint64_t(1472));
   EXPECT_EQ(RepresentativeN(26, uint64_t(1) << 26), uint64_t(1) << 26);
   c.dtypes = {DType::kI32};
-  for (const auto& cell : PlanCells(c)) EXPECT_EQ(int(cell.bucket.op), int(Op::kSeluBwd));
+  for (const auto& cell : PlanCells(c)) EXPECT_EQ(int(cell.cell.op), int(Op::kSeluBwd));
 }
 
 TEST(Tuning, BudgetIsRespectedRoughly) {
@@ -240,13 +239,13 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   size_t between = 0;
   for (const auto& c : cells) {
     if (c.key.find('@') == std::string::npos) {
-      EXPECT_EQ(c.bucket.n, RepresentativeN(c.bucket.octave, cfg.max_n));
+      EXPECT_EQ(c.cell.n, RepresentativeN(c.cell.octave, cfg.max_n));
       continue;
     }
     ++between;
     // The top of octave h, sqrt(2) past the size the octave was tuned at.
-    EXPECT_EQ(c.bucket.n, (uint64_t(1) << (c.bucket.octave + 1)) - 3);
-    EXPECT_EQ(SizeOctave(c.bucket.n), c.bucket.octave);
+    EXPECT_EQ(c.cell.n, (uint64_t(1) << (c.cell.octave + 1)) - 3);
+    EXPECT_EQ(SizeOctave(c.cell.n), c.cell.octave);
   }
   EXPECT_EQ(between * 2, cells.size());
   cfg.points = TuneConfig::Points::kBetween;
@@ -259,8 +258,8 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   // finds the better candidates and reports the shipping choice as slower.
   cfg = SmallConfig();
   cfg.points = TuneConfig::Points::kBoth;
-  cfg.incumbent = [](const Bucket&) {
-    Candidate c;
+  cfg.incumbent = [](const Cell&) {
+    Choice c;
     c.variant = "v7";
     return c;
   };
@@ -279,14 +278,14 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
     // Cells where the search saw the shipping choice >5 % slower were
     // re-measured: 4 fresh samples each, logged in the confirmation round.
     if (c.incumbent.median > 1.05 * c.chosen.median) {
-      ASSERT_TRUE(c.confirmed.has_value()) << c.cell;
+      ASSERT_TRUE(c.confirmed.has_value()) << c.key;
       EXPECT_EQ(c.confirmed->reps, 4);
-      EXPECT_GT(c.confirmed->ratio, 1.05) << c.cell;  // the fake has little noise: the gap holds
-      EXPECT_NE(log.Find(c.cell, c.chosen.cand.Key(), kConfirmRound, 3), nullptr);
-      EXPECT_NE(log.Find(c.cell, c.incumbent.cand.Key(), kConfirmRound, 3), nullptr);
+      EXPECT_GT(c.confirmed->ratio, 1.05) << c.key;  // the fake has little noise: the gap holds
+      EXPECT_NE(log.Find(c.key, c.chosen.cand.Key(), kConfirmRound, 3), nullptr);
+      EXPECT_NE(log.Find(c.key, c.incumbent.cand.Key(), kConfirmRound, 3), nullptr);
       ++confirmed;
     } else {
-      EXPECT_FALSE(c.confirmed.has_value()) << c.cell;
+      EXPECT_FALSE(c.confirmed.has_value()) << c.key;
     }
   }
   EXPECT_GT(confirmed, 0);
@@ -299,13 +298,13 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
 TEST(Verify, ReportMarksEachCellFasterSlowerOrNotSignificant) {
   auto row = [](double entry_ns, double def_ns, double p, double p_slower) {
     VerifyRow r;
-    r.bucket.op = Op::kSeluBwd;
-    r.bucket.dtype = DType::kF32;
-    r.bucket.layout = "contig";
-    r.bucket.octave = 14;
-    r.bucket.n = 23168;
+    r.cell.op = Op::kSeluBwd;
+    r.cell.dtype = DType::kF32;
+    r.cell.layout = "contig";
+    r.cell.octave = 14;
+    r.cell.n = 23168;
     r.entry.variant = "v1";
-    r.entry.threads = 2;
+    r.entry.split.threads = 2;
     r.def.variant = "v0";
     r.entry_ns = entry_ns, r.def_ns = def_ns, r.speedup = def_ns / entry_ns;
     r.p_value = p, r.p_slower = p_slower;

@@ -52,8 +52,8 @@ TEST(Search, SeededPermutationIsAPermutationAndRepeatable) {
   EXPECT_EQ(*s.rbegin(), 49u);
 }
 
-Bucket B(int k, const std::string& layout = "contig") {
-  return Bucket{Op::kGeluBwd, DType::kF32, layout, k, uint64_t(2) << (2 * k), GeluApprox::kNone};
+Cell B(int k, const std::string& layout = "contig") {
+  return Cell{Op::kGeluBwd, DType::kF32, layout, k, uint64_t(2) << (2 * k), GeluApprox::kNone};
 }
 
 TEST(Search, FindsTheBestCandidateAndBeatsTheIncumbent) {
@@ -61,10 +61,10 @@ TEST(Search, FindsTheBestCandidateAndBeatsTheIncumbent) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(6);  // small: one thread is best, variant (vi + 6) % 8 == 0 -> v2
+  const Cell b = B(6);  // small: one thread is best, variant (vi + 6) % 8 == 0 -> v2
   const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
   EXPECT_EQ(o.chosen.cand.variant, "v2");
-  EXPECT_EQ(o.chosen.cand.threads, 1);
+  EXPECT_EQ(o.chosen.cand.split.threads, 1);
   EXPECT_TRUE(o.challenger_won);
   EXPECT_LT(o.p_value, 0.05);
   ASSERT_TRUE(o.runner_up.has_value());
@@ -82,11 +82,11 @@ TEST(Search, LargeCellsPreferThreads) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(10);  // (vi + 10) % 8 == 0 -> v6, 4 threads, no tile
+  const Cell b = B(10);  // (vi + 10) % 8 == 0 -> v6, 4 threads, default chunk
   const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
   EXPECT_EQ(o.chosen.cand.variant, "v6");
-  EXPECT_EQ(o.chosen.cand.threads, 4);
-  EXPECT_EQ(o.chosen.cand.tile, 0);
+  EXPECT_EQ(o.chosen.cand.split.threads, 4);
+  EXPECT_EQ(o.chosen.cand.split.chunk, 0);
 }
 
 TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
@@ -94,7 +94,7 @@ TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
   // run four threads (v1, v2); the incumbent runs four too. The best
   // one-thread candidate (v1) is close enough to get the final round's
   // samples, and only it: no other trait value is missing.
-  const Bucket b = B(7);
+  const Cell b = B(7);
   for (int extra : {0, 2}) {
     FakeBackend be;
     MeasurementLog log;
@@ -102,15 +102,15 @@ TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
     SearchOptions opts;
     opts.trait_finalists = extra;
     Search s(be, log, opts);
-    Candidate inc;
+    Choice inc;
     inc.variant = "v0";
-    inc.threads = 4;
+    inc.split.threads = 4;
     const CellOutcome o = s.RunCell("c", b, be.Candidates(b), inc, 1e9);
     EXPECT_EQ(o.chosen.cand.variant, "v1");
-    EXPECT_EQ(o.chosen.cand.threads, 4);
+    EXPECT_EQ(o.chosen.cand.split.threads, 4);
     std::vector<std::string> one_thread_finalists;
-    for (const Candidate& c : be.Candidates(b))
-      if (c.threads == 1 && log.Find("c", c.Key(), kFinalRound, 0)) one_thread_finalists.push_back(c.variant);
+    for (const Choice& c : be.Candidates(b))
+      if (c.split.threads == 1 && log.Find("c", c.Key(), kFinalRound, 0)) one_thread_finalists.push_back(c.variant);
     if (extra == 0) {
       EXPECT_TRUE(one_thread_finalists.empty());
     } else {
@@ -122,12 +122,12 @@ TEST(Search, TakesTheBestOfEachTraitToTheFinalRound) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  Candidate inc;
+  Choice inc;
   inc.variant = "v0";
-  inc.threads = 4;
+  inc.split.threads = 4;
   s.RunCell("c", B(9), be.Candidates(B(9)), inc, 1e9);
-  for (const Candidate& c : be.Candidates(B(9)))
-    if (c.threads == 1) EXPECT_EQ(log.Find("c", c.Key(), kFinalRound, 0), nullptr) << c.Key();
+  for (const Choice& c : be.Candidates(B(9)))
+    if (c.split.threads == 1) EXPECT_EQ(log.Find("c", c.Key(), kFinalRound, 0), nullptr) << c.Key();
 }
 
 TEST(Search, ScreenSurvivorsKeepTheBestOfEachTrait) {
@@ -166,13 +166,13 @@ TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
   // Variant "v1" is 1 % faster than the incumbent: real, but under min_gain.
   class Close : public FakeBackend {
    public:
-    std::vector<Candidate> Candidates(const Bucket&) override {
-      Candidate a, c;
+    std::vector<Choice> Candidates(const Cell&) override {
+      Choice a, c;
       a.variant = "v0";
       c.variant = "v1";
       return {a, c};
     }
-    std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double m) override {
+    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
       auto v = FakeBackend::Measure(b, c, reps, m);
       for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 99.0 : 100.0);
       return v;
@@ -182,7 +182,7 @@ TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(7);
+  const Cell b = B(7);
   const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
   EXPECT_EQ(o.chosen.cand.variant, "v0");
   EXPECT_FALSE(o.challenger_won);
@@ -195,7 +195,7 @@ TEST(Search, KeepsTheIncumbentUnderPureNoise) {
   // All candidates equal up to +-3 % noise: the incumbent stays.
   class Flat : public FakeBackend {
    public:
-    std::vector<double> Measure(const Bucket& b, const Candidate& c, int reps, double m) override {
+    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
       auto v = FakeBackend::Measure(b, c, reps, m);
       for (double& x : v) x = x / TrueTime(b, c) * 1000.0;
       return v;
@@ -209,7 +209,7 @@ TEST(Search, KeepsTheIncumbentUnderPureNoise) {
     SearchOptions o;
     o.seed = seed;
     Search s(be, log, o);
-    const Bucket b = B(7);
+    const Cell b = B(7);
     kept += !s.RunCell("c" + std::to_string(seed), b, be.Candidates(b), be.Default(b), 1e9).challenger_won;
   }
   EXPECT_GE(kept, 8);  // a false switch needs p < 0.05 and >= 2 % gain
@@ -221,7 +221,7 @@ TEST(Search, DeterministicBackendTakesOneSampleEach) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(6);
+  const Cell b = B(6);
   const auto cands = be.Candidates(b);
   const CellOutcome o = s.RunCell("c", b, cands, be.Default(b), 1e9);
   EXPECT_EQ(o.chosen.cand.variant, "v2");
@@ -234,7 +234,7 @@ TEST(Search, FitsTheBudgetByCuttingCandidates) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(10);
+  const Cell b = B(10);
   const auto cands = be.Candidates(b);
   const CellOutcome o = s.RunCell("c", b, cands, be.Default(b), 0.15);
   EXPECT_TRUE(o.budget_cut);
@@ -248,19 +248,19 @@ TEST(Search, ScreenRanksAndKeeps) {
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});
-  const Bucket b = B(8);
-  std::vector<Candidate> firsts;
+  const Cell b = B(8);
+  std::vector<Choice> firsts;
   for (int v = 0; v < 8; ++v) {
-    Candidate c;
+    Choice c;
     c.variant = "v" + std::to_string(v);
     firsts.push_back(c);
   }
   const CellOutcome o = s.RunScreen("screen", b, firsts, 3, 1e9);
   ASSERT_EQ(o.ranking.size(), 8u);
   // (vi + 8) % 8 ranks v0 < v1 < v2 ...
-  EXPECT_EQ(o.ranking[0], firsts[0].Key());
-  EXPECT_EQ(o.ranking[1], firsts[1].Key());
-  EXPECT_EQ(o.ranking[2], firsts[2].Key());
+  EXPECT_EQ(o.ranking[0], firsts[0]);
+  EXPECT_EQ(o.ranking[1], firsts[1]);
+  EXPECT_EQ(o.ranking[2], firsts[2]);
 }
 
 TEST(Search, StopFlagInterrupts) {
@@ -269,7 +269,7 @@ TEST(Search, StopFlagInterrupts) {
   log.OpenInMemory({});
   std::atomic<bool> stop{true};
   Search s(be, log, SearchOptions{}, &stop);
-  const Bucket b = B(6);
+  const Cell b = B(6);
   EXPECT_THROW(s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9), Interrupted);
   EXPECT_EQ(be.calls, 0);
 }

@@ -1,0 +1,38 @@
+# Stand-in for actgrad-bench / actgrad-bench-variants in the scripts/bench
+# tests (the test writes it out with a #! line). It answers
+# --benchmark_list_tests=true with the benchmark names of the real programs'
+# scheme for --actgrad_sizes/--actgrad_threads, filtered by --benchmark_filter
+# (a regular expression search, as Google Benchmark does), logs every call to
+# $FAKE_BENCH_LOG, and fails any other call: the tests run nothing.
+import json
+import os
+import re
+import sys
+
+OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
+DTYPES = ["f32", "f16", "bf16"]
+
+prog = os.path.basename(sys.argv[0])
+opts = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+names = []
+for n in opts.get("--actgrad_sizes", "65536").split(","):
+    for t in opts.get("--actgrad_threads", "1").split(","):
+        tail = f"/n:{n}/thr:{t}"
+        names += [f"roof/{r}{tail}" for r in ("memcpy", "stream_plain", "stream_nt")]
+        for op in OPS:
+            for dt in DTYPES:
+                if prog == "actgrad-bench":
+                    names += [f"peer/torch.{op}.{dt}{tail}"]
+                    names += [f"api/{op}.{dt}.{layout}.{phase}{tail}" for layout in ("contig", "strided", "bcast")
+                              for phase in ("phase1", "phase2", "both")]
+                else:
+                    names += [f"variant/{op}.{dt}.reg.exact.u{u}.{tgt}{nt}{tail}" for u in (1, 2, 4)
+                              for tgt in ("avx2", "sse4") for nt in ("", ".nt")]
+listing = opts.get("--benchmark_list_tests") == "true"
+flt = re.compile(opts.get("--benchmark_filter", "."))
+shown = [nm for nm in names if flt.search(nm)] if listing else []
+with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
+    f.write(json.dumps({"prog": prog, "args": sys.argv[1:], "listed": shown}) + "\n")
+if not listing:
+    sys.exit(3)
+print("\n".join(shown))

@@ -1,0 +1,163 @@
+"""bench/goals.py on a small Google Benchmark fixture: goals met and missed
+(G1 % of the in-run limit, G2/G3 ratios to the faster peer), the shipping
+choice against the best variant, benchmarks that are missing or failed, and
+files that cannot be read (a clear one-line error, no traceback)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOALS = os.path.join(ROOT, "bench", "goals.py")
+N16M, N64K = 16 << 20, 64 << 10
+
+
+def bench(name, bps=None, ips=None, **extra):
+    """One repetition of a benchmark (bytes/s and items/s as given)."""
+    b = {"name": name, "run_name": name, "run_type": "iteration", "real_time": 1000.0, "time_unit": "ns"}
+    if bps is not None:
+        b["bytes_per_second"] = bps
+    if ips is not None:
+        b["items_per_second"] = ips
+    b.update(extra)
+    return b
+
+
+def fixture_doc():
+    g1 = f"/n:{N16M}/thr:1"
+    g2 = f"/n:{N64K}/thr:1"
+    benchmarks = [
+        # The in-run limit at 16M, 1 thread: the better of the two streams, 12 GB/s.
+        bench("roof/stream_plain" + g1, bps=10e9),
+        bench("roof/stream_nt" + g1, bps=12e9),
+        bench("roof/memcpy" + g1, bps=30e9),  # not a limit
+        bench("roof/stream_plain" + g2, bps=20e9),
+        # G1 met: median of three repetitions 11.4 GB/s = 95 %.
+        bench("api/selu_bwd.f32.contig.phase2" + g1, bps=11e9, ips=1e9),
+        bench("api/selu_bwd.f32.contig.phase2" + g1, bps=11.4e9, ips=1e9),
+        bench("api/selu_bwd.f32.contig.phase2" + g1, bps=12e9, ips=1e9),
+        # G1 missed by the shipping choice (50 %) while a variant meets it (91.7 %).
+        bench("api/hardswish_bwd.f32.contig.phase2" + g1, bps=6e9, ips=1e9),
+        bench("variant/hardswish_bwd.f32.reg.exact.u4.avx2" + g1, bps=11e9, ips=1e9),
+        # G1 missed outright: 60 %.
+        bench("api/logit_grad.f16.contig.phase2" + g1, bps=7.2e9, ips=1e9),
+        # A failed benchmark is ignored: no softshrink row.
+        bench("api/softshrink_bwd.f32.contig.phase2" + g1, bps=12e9, ips=1e9,
+              error_occurred=True, error_message="boom"),
+        # G2 GELU f32 at 64K: 3.0x the faster peer (torch 1.0e9, dnnl 0.8e9 items/s).
+        bench("api/gelu_bwd.f32.contig.phase2" + g2, bps=24e9, ips=3e9),
+        bench("peer/torch.gelu_bwd.f32" + g2, bps=8e9, ips=1e9),
+        bench("peer/dnnl.gelu_bwd.f32" + g2, bps=6.4e9, ips=0.8e9),
+        # G2 SELU f32 at 64K: 16 / 20 GB/s = 80 %, exactly the target.
+        bench("api/selu_bwd.f32.contig.phase2" + g2, bps=16e9, ips=2e9),
+        # G3 GELU f16: no f16 peer, so against torch's f32 kernel: 2.0x < 3x.
+        bench("api/gelu_bwd.f16.contig.phase2" + g2, bps=8e9, ips=2e9),
+        # G3 SELU bf16: no peer at all for SELU at 64K.
+        bench("api/selu_bwd.bf16.contig.phase2" + g2, bps=8e9, ips=2e9),
+    ]
+    return {"context": {"actgrad_machine_id": "testvendor-1-2", "actgrad_binary": "actgrad-bench"},
+            "benchmarks": benchmarks}
+
+
+def run_goals(*args):
+    return subprocess.run([sys.executable, GOALS, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def goal_rows(stdout):
+    """{(goal, op, dtype, n, thr): row dict} from the --markdown speed-goal table."""
+    lines = stdout.splitlines()
+    start = lines.index("### Speed goals")
+    header = [c.strip() for c in lines[start + 2].strip("|").split("|")]
+    rows = {}
+    for line in lines[start + 4:]:
+        if not line.startswith("|"):
+            break
+        r = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
+        rows[(r["goal"], r["op"], r["dtype"], r["n"], r["thr"])] = r
+    return rows
+
+
+@pytest.fixture
+def results(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(fixture_doc()))
+    return path
+
+
+def test_goals_met_and_missed(results):
+    r = run_goals(results, "--markdown")
+    assert r.returncode == 0, r.stderr
+    rows = goal_rows(r.stdout)
+    verdicts = {k: v["verdict"] for k, v in rows.items()}
+    assert verdicts == {
+        ("G1", "selu_bwd", "f32", "16M", "1"): "met",
+        ("G1", "hardswish_bwd", "f32", "16M", "1"): "not met by the shipping choice (a variant meets it)",
+        ("G1", "logit_grad", "f16", "16M", "1"): "not met",
+        ("G2", "gelu_bwd", "f32", "64K", "1"): "met",
+        ("G2", "selu_bwd", "f32", "64K", "1"): "met",
+        ("G3", "gelu_bwd", "f16", "64K", "1"): "not met",
+        ("G3", "selu_bwd", "bf16", "64K", "1"): "no peer measured",
+    }
+    # The figures behind the verdicts.
+    assert rows[("G1", "selu_bwd", "f32", "16M", "1")]["shipping (phase2)"] == "95 % (11.4 GB/s)"
+    assert rows[("G1", "hardswish_bwd", "f32", "16M", "1")]["shipping (phase2)"] == "50 % (6.0 GB/s)"
+    assert rows[("G1", "hardswish_bwd", "f32", "16M", "1")]["best variant"] == \
+        "92 % hardswish_bwd.f32.reg.exact.u4.avx2"
+    gelu = rows[("G2", "gelu_bwd", "f32", "64K", "1")]
+    assert gelu["target"] == ">= 2.5x torch" and gelu["shipping (phase2)"] == "3.00x"
+    assert rows[("G3", "gelu_bwd", "f16", "64K", "1")]["target"] == ">= 3x torch vs f32"
+    assert "3 of 7 goals met." in r.stdout
+    assert "actgrad_machine_id=testvendor-1-2" in r.stdout
+
+
+def test_missing_benchmarks_give_no_row(results):
+    rows = goal_rows(run_goals(results, "--markdown").stdout)
+    ops = {(k[1], k[2]) for k in rows}
+    assert ("softshrink_bwd", "f32") not in ops  # only a failed run
+    assert ("hardswish_bwd", "f16") not in ops   # not in the file
+
+
+def test_an_empty_run_meets_nothing(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": []}))
+    r = run_goals(path)
+    assert r.returncode == 0, r.stderr
+    assert "0 of 0 goals met." in r.stdout
+
+
+def test_accuracy_restricts_the_best_variant(results, tmp_path):
+    acc = tmp_path / "accuracy.json"
+    acc.write_text(json.dumps({"schema": "actgrad-accuracy", "results": [
+        {"variant": "hardswish_bwd.f32.reg.exact.u4.avx2", "shippable": False}]}))
+    rows = goal_rows(run_goals(results, "--markdown", "--accuracy", acc).stdout)
+    row = rows[("G1", "hardswish_bwd", "f32", "16M", "1")]
+    assert row["best variant"] == "-" and row["verdict"] == "not met"
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"benchmarks": [', "not valid JSON"),
+    ("", "not valid JSON"),
+    (b"\xff\xfe\x00", "not valid JSON"),
+    ("[1, 2]", "not a Google Benchmark JSON file"),
+    ('{"benchmarks": 5}', "not a Google Benchmark JSON file"),
+])
+def test_bad_json_is_a_clear_error(tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    r = run_goals(path)
+    assert r.returncode != 0
+    assert r.stderr.startswith(f"goals.py: {path}: {words}"), r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_and_unreadable_files_are_clear_errors(results, tmp_path):
+    r = run_goals(tmp_path / "nope.json")
+    assert r.returncode != 0 and f"goals.py: {tmp_path / 'nope.json'}: cannot read" in r.stderr
+    r = run_goals(tmp_path)  # a directory
+    assert r.returncode != 0 and f"goals.py: {tmp_path}: cannot read" in r.stderr
+    r = run_goals(results, "--accuracy", tmp_path / "acc.json")
+    assert r.returncode != 0 and "acc.json: cannot read" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,98 @@
+// From a cell's search to its table entry: ToEntry (the choice, the
+// one-thread choice, the runner-up, the tuning notes) and the last stage of a
+// cell, the split refinements (chunk, stage tile), which the search measures
+// and the table records.
+#include <gtest/gtest.h>
+
+#include "fake_backend.h"
+#include "tiling/table.h"
+#include "tools/tune/tuner.h"
+
+namespace actgrad::tune {
+namespace {
+
+using testing::FakeBackend;
+
+const Variant* AnyVariant(Op op, DType t) {
+  for (const Variant& v : Variants())
+    if (v.op == op && v.dtype == t && v.supported) return &v;
+  return nullptr;
+}
+
+TEST(Entry, TunerOutcomeRoundTripsThroughTheTable) {
+  CellOutcome o;
+  o.cell = Cell{Op::kSoftshrinkBwd, DType::kF16, "bcast", 19, 741376, GeluApprox::kNone};
+  const std::string v = AnyVariant(Op::kSoftshrinkBwd, DType::kF16)->name;
+  o.chosen.cand = Choice{v, Split{2, 65536, 8192}};
+  o.chosen.median = 1000;
+  o.chosen.spread_pct = 0.5;
+  o.incumbent = o.chosen;
+  o.incumbent.cand.split = Split{2, 0, 0};
+  o.incumbent.median = 1500;
+  o.runner_up = o.incumbent;
+  // The best-ranked one-thread challenger becomes the entry's one_thread choice.
+  o.ranking = {o.chosen.cand, Choice{v, Split{1, 4096, 2048}}, Choice{v, Split{1, 0, 0}}};
+  tables::Table t;
+  t.machine_id = "m";
+  t.entries.push_back(ToEntry(o));
+  tables::Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
+  ASSERT_EQ(back.entries.size(), 1u);
+  const tables::Entry& e = back.entries[0];
+  EXPECT_EQ(e.choice, o.chosen.cand);
+  ASSERT_TRUE(e.one_thread.has_value());
+  EXPECT_EQ(*e.one_thread, (Choice{v, Split{1, 4096, 2048}}));
+  ASSERT_TRUE(e.runner_up.has_value());
+  EXPECT_EQ(e.runner_up->choice, o.incumbent.cand);
+  EXPECT_DOUBLE_EQ(e.runner_up->median_ns, 1500);
+  EXPECT_DOUBLE_EQ(e.median_ns, 1000);
+  EXPECT_DOUBLE_EQ(e.extra["tuning"]["speedup_vs_default"].get<double>(), 1.5);
+  EXPECT_EQ(e.extra["tuning"]["default"]["chunk"], 0);
+  // A one-thread winner has no one_thread choice.
+  o.chosen.cand.split.threads = 1;
+  EXPECT_FALSE(ToEntry(o).one_thread.has_value());
+}
+
+// The fake backend offers chunks 4096 (3 % slower) and 65536 (8 % faster from
+// octave 20 on, 3 % slower below) of a threaded winner, and stage tile 8192
+// (6 % faster) of an even-numbered variant; the cells' candidates have none.
+TEST(Entry, SplitRefinementsAreSearchedAndTheFasterOnesPicked) {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {10, 16, 20};
+  cfg.screen_keep = 3;
+  cfg.budget_sec = 1e6;
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.table.entries.size(), 3u);
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const CellOutcome& c = r.cells[i];
+    const tables::Entry& e = r.table.entries[i];
+    SCOPED_TRACE(c.key + ": " + e.choice.Key());
+    EXPECT_EQ(e.choice, c.chosen.cand);
+    const int vi = std::stoi(e.choice.variant.substr(1));
+    // Staged (even) winners take the faster stage tile; odd ones have none.
+    EXPECT_EQ(e.choice.split.stage_tile, vi % 2 == 0 ? 8192 : 0);
+    // Threaded winners take chunk 65536 where it is faster, else the default.
+    if (e.choice.split.threads > 1 && c.cell.octave >= 20) EXPECT_EQ(e.choice.split.chunk, 65536);
+    else EXPECT_EQ(e.choice.split.chunk, 0);
+    // The refinements were measured in the cell's split stages.
+    const Choice unrefined{e.choice.variant, Split{e.choice.split.threads, 0, 0}};
+    if (!be.SplitRefinements(c.cell, unrefined).empty())
+      EXPECT_NE(log.Find(c.key + "/split", unrefined.Key(), kFinalRound, 0), nullptr);
+    if (e.choice.split != Split{e.choice.split.threads, 0, 0}) {
+      ASSERT_TRUE(e.runner_up.has_value());  // the unrefined winner
+      EXPECT_EQ(e.runner_up->choice.variant, e.choice.variant);
+      EXPECT_EQ(e.runner_up->choice.split.threads, e.choice.split.threads);
+    }
+  }
+  EXPECT_GT(r.table.entries[2].choice.split.threads, 1);  // octave 20: threads pay off
+}
+
+}  // namespace
+}  // namespace actgrad::tune

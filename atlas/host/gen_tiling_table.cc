@@ -40,26 +40,33 @@ std::string Quote(const std::string& s) {
   return q + "\"";
 }
 
-// What is wrong with entry `e` for the Atlas host tiling ("" if nothing).
-std::string CheckEntry(const tables::Entry& e) {
+// What is wrong with entry `e` of a table of schema `version` for the Atlas
+// host tiling ("" if nothing). Its choice: an Atlas variant, threads = block
+// dim, stage_tile = UB tile length (before version 3: "tile"), no chunk.
+std::string CheckEntry(const tables::Entry& e, int version) {
+  const Choice& c = e.choice;
   const std::string cell = std::string(OpName(e.op)) + " " + std::string(DTypeName(e.dtype)) +
                            (e.mode == GeluApprox::kTanh ? " gelu_approx=tanh" : "");
   if (e.layout != tables::Layout::kContig)
     return std::string("layout: \"") + tables::LayoutName(e.layout) + "\": the Atlas kernels take contiguous operands";
-  const AtlasVariant* v = FindAtlasVariant(e.variant);
-  if (!v) return "variant: unknown Atlas variant \"" + e.variant + "\"";
+  const AtlasVariant* v = FindAtlasVariant(c.variant);
+  if (!v) return "variant: unknown Atlas variant \"" + c.variant + "\"";
   if (v->op != e.op || v->dtype != e.dtype || (e.op == Op::kGeluBwd && v->approx != e.mode))
-    return "variant: \"" + e.variant + "\" does not compute " + cell;
-  if (e.tile <= 0 || e.tile % kTileAlign != 0 || e.tile > int64_t(UINT32_MAX))
-    return "tile: " + std::to_string(e.tile) + " is not a UB tile length (a positive multiple of " +
+    return "variant: \"" + c.variant + "\" does not compute " + cell;
+  const int64_t tile = c.split.stage_tile;
+  if (tile <= 0 || tile % kTileAlign != 0 || tile > int64_t(UINT32_MAX))
+    return std::string(version >= 3 ? "stage_tile" : "tile") + ": " + std::to_string(tile) + " is not a UB tile length (a positive multiple of " +
            std::to_string(kTileAlign) + " elements)";
-  if (e.threads > kMaxBlockDim)
-    return "threads: block dim " + std::to_string(e.threads) + " is more than " + std::to_string(kMaxBlockDim);
-  if (!e.one_thread_variant.empty()) return "one_thread: the Atlas host tiling has no one-thread choice";
+  if (c.split.chunk != 0) return "chunk: " + std::to_string(c.split.chunk) + ": the Atlas kernels have no chunk (0)";
+  if (c.split.threads > kMaxBlockDim)
+    return "threads: block dim " + std::to_string(c.split.threads) + " is more than " + std::to_string(kMaxBlockDim);
+  // (one_thread, the tuner's best one-core choice, is ignored: a launch is
+  // not capped at one AI core the way a caller caps the CPU threads.)
+  // Tables before schema 3 carried the buffer count beside the variant.
   if (e.extra.is_object() && e.extra.contains("buffers")) {
     const auto& b = e.extra["buffers"];
     if (!b.is_number_integer() || b.get<int64_t>() != v->buffers)
-      return "extra.buffers: " + b.dump() + " disagrees with variant \"" + e.variant + "\" (" +
+      return "extra.buffers: " + b.dump() + " disagrees with variant \"" + c.variant + "\" (" +
              std::to_string(v->buffers) + " buffers)";
   }
   return "";
@@ -94,10 +101,11 @@ int main(int argc, char** argv) {
       const tables::Entry& e = t.entries[i];
       // A version-1 entry (a 4x bucket) loads as two octave entries.
       const size_t index = t.source_version == 1 ? i / 2 : i;
-      const std::string what = CheckEntry(e);
+      const std::string what = CheckEntry(e, t.source_version);
       if (!what.empty()) return Fail(in + ": entry " + std::to_string(index) + ": " + what);
       rows << "  {Op(" << int(e.op) << "), DType(" << int(e.dtype) << "), GeluApprox(" << int(e.mode) << "), "
-           << e.octave << ", " << Quote(e.variant) << ", " << e.tile << "u, " << e.threads << "u, " << e.median_ns
+           << e.octave << ", " << Quote(e.choice.variant) << ", " << e.choice.split.stage_tile << "u, "
+           << e.choice.split.threads << "u, " << e.median_ns
            << "},\n";
     }
   }

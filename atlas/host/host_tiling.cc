@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "actgrad/half.h"
-#include "tiling/dispatch.h"
+#include "tiling/size_cells.h"
 #include "tiling_table.h"
 
 namespace actgrad::atlas {
@@ -86,10 +86,10 @@ bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const
     return false;
   }
   uint64_t tile;
-  if (o.tile > 0) {
-    tile = RoundUpU64(uint64_t(o.tile), kTileAlign);
+  if (o.stage_tile > 0) {
+    tile = RoundUpU64(uint64_t(o.stage_tile), kTileAlign);
     if (tile > max_tile) {
-      *err = "tile " + std::to_string(o.tile) + " exceeds the largest tile " + std::to_string(max_tile) +
+      *err = "tile " + std::to_string(o.stage_tile) + " exceeds the largest tile " + std::to_string(max_tile) +
              " that fits UB for " + v.name;
       return false;
     }
@@ -133,7 +133,7 @@ bool ComputeTiling(Op op, DType dtype, uint64_t n, const SocInfo& soc, const OpP
     const AtlasVariant* tv = FindAtlasVariant(e->variant);
     if (tv) d.variant = FindAtlasVariant(op, dtype, tv->compute, approx, tv->buffers);
     if (d.variant) {
-      o.tile = std::min<int64_t>(e->stage_tile, MaxTileLength(*d.variant, soc));
+      o.stage_tile = std::min<int64_t>(e->stage_tile, MaxTileLength(*d.variant, soc));
       o.block_dim = int(e->block_dim);
       d.source = "table";
       d.octave = e->octave;

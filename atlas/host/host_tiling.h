@@ -19,8 +19,8 @@ inline constexpr uint64_t kMinElemsPerCore = 256;
 inline constexpr uint32_t kDefaultTileCap = 8192;
 
 struct TilingOptions {
-  int64_t tile = 0;   // 0: default rule
-  int block_dim = 0;  // 0: default rule
+  int64_t stage_tile = 0;  // UB tile length (elements); 0: default rule
+  int block_dim = 0;       // 0: default rule
 };
 
 // Elements per 32-byte block of a dtype.
@@ -32,7 +32,7 @@ uint32_t UbBytesFor(const AtlasVariant& v, uint32_t tile);
 // The default block dim: every core while each gets kMinElemsPerCore.
 uint32_t DefaultBlockDim(uint64_t n, DType t, const SocInfo& soc);
 
-// Tiling for an explicit variant (tile / block dim from `o` or the defaults).
+// Tiling for an explicit variant (tile length / block dim from `o` or the defaults).
 bool MakeTiling(const AtlasVariant& v, uint64_t n, const OpParams& params, const SocInfo& soc,
                 const TilingOptions& o, AtlasTilingData* out, std::string* err);
 

@@ -295,7 +295,7 @@ double ModelRow(const Measurement& r, const SocInfo& soc, const OpParams& params
   AtlasTilingData t;
   std::string err;
   TilingOptions o;
-  o.tile = r.tile;
+  o.stage_tile = r.tile;
   o.block_dim = r.block_dim;
   if (!MakeTiling(*v, r.n, params, soc, o, &t, &err)) throw std::runtime_error(err);
   return ModelLaunch(*v, t, soc).total_ns;

@@ -13,7 +13,20 @@ function(generate name text)
   set(err "${err}" PARENT_SCOPE)
 endfunction()
 
-# A version-2 table of octave cells (what actgrad-tune --backend atlas-model writes): one row per octave.
+# A version-3 table (what actgrad-tune --backend atlas-model writes): one row
+# per octave cell, threads = block dim, stage_tile = UB tile length; the
+# tuner's one_thread (one AI core) is not used.
+generate(v3 "{${head}, \"version\": 3, \"entries\": [
+  {\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"layout\": \"contig\", \"octave\": 16, \"variant\": ${v16}.db1\",
+   \"threads\": 24, \"chunk\": 0, \"stage_tile\": 2048, \"one_thread\": {\"variant\": ${v16}.db2\", \"chunk\": 0, \"stage_tile\": 8192}},
+  {\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"octave\": 17, \"variant\": ${v16}.db2\", \"threads\": 48, \"stage_tile\": 4096}]}")
+file(READ ${WORK}/v3.cc cc)
+if(NOT rc EQUAL 0 OR NOT cc MATCHES "16, \"gelu_bwd.f16.atlas.upcast_f32.erf.db1\", 2048u, 24u" OR
+   NOT cc MATCHES "17, \"gelu_bwd.f16.atlas.upcast_f32.erf.db2\", 4096u, 48u" OR NOT cc MATCHES "kAtlasTilingTableSize = 2;")
+  message(FATAL_ERROR "version-3 table: ${err}\n${cc}")
+endif()
+
+# A version-2 table (octave cells, "tile" = the UB tile length): the same rows.
 generate(octaves "{${head}, \"version\": 2, \"provenance\": {\"model\": \"test\"}, \"entries\": [
   {\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"layout\": \"contig\", \"octave\": 16, \"size_lo\": 65536, \"size_hi\": 131072,
    \"variant\": ${v16}.db1\", \"tile\": 2048, \"threads\": 24, \"median_ns\": 1000.0},
@@ -54,7 +67,7 @@ function(rejected bad body want)
   if(body MATCHES "^RAW")
     string(SUBSTRING "${body}" 3 -1 text)
   else()
-    set(text "{${head}, \"version\": 2, \"entries\": [${body}]}")
+    set(text "{${head}, \"version\": ${version}, \"entries\": [${body}]}")
   endif()
   generate(${bad} "${text}")
   if(rc EQUAL 0)
@@ -65,6 +78,7 @@ function(rejected bad body want)
   endif()
   message("${bad}.json rejected: ${err}")
 endfunction()
+set(version 2)
 set(e0 [=[{"op": "gelu_bwd", "dtype": "f16", "octave": 17, "tile": 4096, "threads": 48, ]=])
 rejected(truncated "RAW{\"schema\": \"actgrad-tiling-table\", \"version\": 2, \"entries\": [" "")
 rejected(cpu_backend "RAW{\"schema\": \"actgrad-tiling-table\", \"version\": 2, \"machine_id\": \"x\", \"backend\": \"cpu\", \"entries\": []}" "backend \"cpu\" is not an Atlas backend")
@@ -75,7 +89,6 @@ rejected(otherform "${e0}\"gelu_approx\": \"tanh\", \"variant\": ${v16}.db2\"}" 
 rejected(badbuffers "${e0}\"variant\": ${v16}.db2\", \"extra\": {\"buffers\": 1}}" "entry 0: extra.buffers: 1 disagrees")
 rejected(badtile "{\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"octave\": 17, \"tile\": 1000, \"threads\": 48, \"variant\": ${v16}.db2\"}" "entry 0: tile: 1000 is not a UB tile length")
 rejected(bcast "${e0}\"layout\": \"bcast\", \"variant\": ${v16}.db2\"}" "entry 0: layout: \"bcast\": the Atlas kernels take contiguous")
-rejected(onethread "${e0}\"variant\": ${v16}.db2\", \"one_thread\": {\"variant\": ${v16}.db1\", \"tile\": 0}}" "entry 0: one_thread")
 # the shared parser's own checks
 rejected(floatthreads "{\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"octave\": 17, \"tile\": 4096, \"threads\": 2.9, \"variant\": ${v16}.db2\"}" "entry 0.*threads")
 rejected(badsize "${e0}\"size_lo\": 1024, \"variant\": ${v16}.db2\"}" "entry 0: size_lo does not match octave 17")
@@ -85,3 +98,10 @@ rejected(duplicate "${e0}\"variant\": ${v16}.db2\"}, ${e0}\"variant\": ${v16}.db
 rejected(secondbad "${e0}\"variant\": ${v16}.db2\"}, {\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"octave\": 18, \"tile\": 4096, \"threads\": 48, \"variant\": ${v16}.db3\"}" "entry 1: variant: unknown Atlas variant")
 # a version-1 entry loads as two octave rows; messages still count the file's entries
 rejected(v1second "RAW{${head}, \"version\": 1, \"entries\": [{\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"bucket\": 7, \"tile\": 4096, \"threads\": 48, \"variant\": ${v16}.db2\"}, {\"op\": \"gelu_bwd\", \"dtype\": \"f16\", \"bucket\": 8, \"tile\": 4096, \"threads\": 48, \"variant\": ${v16}.db3\"}]}" "entry 1: variant: unknown Atlas variant")
+# version 3: the split's fields by their names
+set(version 3)
+set(e3 [=[{"op": "gelu_bwd", "dtype": "f16", "octave": 17, "threads": 48, ]=])
+rejected(v3chunk "${e3}\"stage_tile\": 4096, \"chunk\": 4096, \"variant\": ${v16}.db2\"}" "entry 0: chunk: 4096: the Atlas kernels have no chunk")
+rejected(v3notile "${e3}\"variant\": ${v16}.db2\"}" "entry 0: stage_tile: 0 is not a UB tile length")
+rejected(v3badtile "${e3}\"stage_tile\": 1000, \"variant\": ${v16}.db2\"}" "entry 0: stage_tile: 1000 is not a UB tile length")
+rejected(v3oldtile "${e3}\"tile\": 4096, \"variant\": ${v16}.db2\"}" "entry 0: stage_tile: 0 is not")

@@ -49,7 +49,7 @@ TEST(CostModel, DoubleBufferingHidesTheShorterPipe) {
     AtlasTilingData t1, t2;
     std::string err;
     TilingOptions o;
-    o.tile = 2048;
+    o.stage_tile = 2048;
     o.block_dim = 8;
     ASSERT_TRUE(MakeTiling(v1, 1 << 20, OpParams{}, soc, o, &t1, &err));
     ASSERT_TRUE(MakeTiling(v2, 1 << 20, OpParams{}, soc, o, &t2, &err));
@@ -70,7 +70,7 @@ TEST(CostModel, ExtrapolationMatchesFullEmulation) {
     AtlasTilingData t;
     std::string err;
     TilingOptions o;
-    o.tile = 512;
+    o.stage_tile = 512;
     o.block_dim = 1;
     const uint64_t n = 40 * 512 + 77;  // 41 tiles on one core
     ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err));
@@ -160,7 +160,7 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
   EXPECT_EQ(b->Name(), "atlas-model");
   EXPECT_TRUE(b->Deterministic());
   EXPECT_EQ(b->MachineId(), "ascend910b");
-  const actgrad::tune::Bucket bk{Op::kGeluBwd, DType::kF16, "contig", 8, 2 << 16};
+  const tune::Cell bk{Op::kGeluBwd, DType::kF16, "contig", 8, 2 << 16};
   const auto cands = b->Candidates(bk);
   ASSERT_FALSE(cands.empty());
   const SocInfo soc = Soc("ascend910b");
@@ -169,10 +169,27 @@ TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {
     AtlasTilingData t;
     std::string err;
     ASSERT_TRUE(CandidateTiling(soc, bk, c, OpParams{}, &v, &t, &err)) << c.Key() << ": " << err;
-    EXPECT_EQ(v->approx, GeluApprox::kNone) << "only the default (erf) GELU is tuned";
-    EXPECT_EQ(c.extra.at("buffers").get<int>(), v->buffers);
+    EXPECT_EQ(v->approx, GeluApprox::kNone) << "the cell's GELU form (erf)";
+    EXPECT_EQ(c.split.chunk, 0);
+    EXPECT_EQ(int64_t(t.tileLength), c.split.stage_tile);
+    EXPECT_EQ(int(t.blockDim), c.split.threads);
   }
   EXPECT_TRUE(b->Candidates({Op::kGeluBwd, DType::kF16, "bcast", 8, 2 << 16}).empty());
+  for (const auto& c : b->Candidates({Op::kGeluBwd, DType::kF16, "contig", 8, 2 << 16, GeluApprox::kTanh}))
+    EXPECT_EQ(FindAtlasVariant(c.variant)->approx, GeluApprox::kTanh) << c.variant;
+  {  // a choice the kernels cannot run is refused with the reason
+    Choice bad = cands.front();
+    bad.split.chunk = 4096;
+    const AtlasVariant* v;
+    AtlasTilingData t;
+    std::string err;
+    EXPECT_FALSE(CandidateTiling(soc, bk, bad, OpParams{}, &v, &t, &err));
+    EXPECT_NE(err.find("no chunk"), std::string::npos) << err;
+    bad = cands.front();
+    bad.variant = "gelu_bwd.f16.atlas.upcast_f32.tanh.db2";
+    EXPECT_FALSE(CandidateTiling(soc, bk, bad, OpParams{}, &v, &t, &err));
+    EXPECT_NE(err.find("does not match the cell"), std::string::npos) << err;
+  }
   const auto def = b->Default(bk);
   EXPECT_EQ(def.variant, "gelu_bwd.f16.atlas.upcast_f32.erf.db2");
   const auto m1 = b->Measure(bk, def, 3, 0.1), m2 = b->Measure(bk, def, 1, 0.0);
@@ -204,8 +221,8 @@ TEST(AtlasBackend, TheProjectTunerPicksTheFastest) {
   ASSERT_EQ(r.table.entries.size(), 3u * 2u * 3u);  // (softshrink, gelu erf, gelu tanh) x dtypes x octaves
   ASSERT_EQ(r.cells.size(), r.table.entries.size());
   for (const tune::CellOutcome& o : r.cells) {
-    const tune::Bucket& bk = o.bucket;
-    SCOPED_TRACE(o.cell);
+    const tune::Cell& bk = o.cell;
+    SCOPED_TRACE(o.key);
     // every candidate measured once, none cut by the budget
     EXPECT_EQ(o.candidates_searched, o.candidates_total);
     EXPECT_FALSE(o.budget_cut);

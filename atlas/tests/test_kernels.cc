@@ -276,7 +276,7 @@ TEST_P(AtlasKernel, AccuracyAndTilings) {
       p.x.assign(b.x.begin(), b.x.begin() + c.n * sz);
       p.out.assign(c.n * sz, 0x5A);
       TilingOptions o;
-      o.tile = c.tile;
+      o.stage_tile = c.tile;
       o.block_dim = c.dim;
       RunKernel(v, *c.soc, s.params, &p, o, c.threads);
       if (HasFatalFailure()) return;

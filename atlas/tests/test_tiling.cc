@@ -70,7 +70,7 @@ TEST(Tiling, PropertiesOverShapesDtypesVariantsSocs) {
             AtlasTilingData t;
             std::string err;
             TilingOptions o;
-            o.tile = tile;
+            o.stage_tile = tile;
             o.block_dim = dim;
             if (uint64_t(RoundUpU64(uint64_t(tile), kTileAlign)) > MaxTileLength(v, soc)) {
               EXPECT_FALSE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err));
@@ -89,7 +89,7 @@ TEST(Tiling, TooLargeTileIsRefused) {
   AtlasTilingData t;
   std::string err;
   TilingOptions o;
-  o.tile = MaxTileLength(v, soc) + 256;
+  o.stage_tile = MaxTileLength(v, soc) + 256;
   EXPECT_FALSE(MakeTiling(v, 1 << 20, OpParams{}, soc, o, &t, &err));
   EXPECT_NE(err.find("exceeds"), std::string::npos);
   OpParams bad;
@@ -110,7 +110,7 @@ TEST(Tiling, DryRunMovesExactlyTheTensor) {
           AtlasTilingData t;
           std::string err;
           TilingOptions o;
-          o.tile = tile;
+          o.stage_tile = tile;
           ASSERT_TRUE(MakeTiling(v, n, OpParams{}, soc, o, &t, &err)) << err;
           EmuOptions eo;
           eo.dry_run = true;

@@ -108,11 +108,11 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
           AtlasTilingData t;
           std::string err;
           TilingOptions o;
-          o.tile = tile;
+          o.stage_tile = tile;
           if (tile == 0) {
             TilingDecision d;
             if (!all_variants && ComputeTiling(op, dt, n, soc, OpParams{}, &d, &err) && d.variant == v) {
-              o.tile = d.data.tileLength;
+              o.stage_tile = d.data.tileLength;
               o.block_dim = int(d.data.blockDim);
             }
           }

@@ -10,8 +10,7 @@
 
 namespace actgrad::atlas {
 
-using actgrad::tune::Bucket;
-using actgrad::tune::Candidate;
+using tune::Cell;
 
 AtlasModelBackend::AtlasModelBackend(SocInfo soc) : soc_(std::move(soc)) {}
 
@@ -23,7 +22,7 @@ std::vector<uint32_t> AtlasModelBackend::TileChoices(const AtlasVariant& v) cons
   return out;
 }
 
-std::vector<int> AtlasModelBackend::BlockDimChoices(const Bucket& b) const {
+std::vector<int> AtlasModelBackend::BlockDimChoices(const Cell& b) const {
   const int cores = int(soc_.vector_cores);
   const uint64_t blocks = (b.n + ElemsPerBlock(b.dtype) - 1) / ElemsPerBlock(b.dtype);
   std::vector<int> out;
@@ -35,8 +34,8 @@ std::vector<int> AtlasModelBackend::BlockDimChoices(const Bucket& b) const {
   return out;
 }
 
-std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
-  std::vector<Candidate> out;
+std::vector<Choice> AtlasModelBackend::Candidates(const Cell& b) {
+  std::vector<Choice> out;
   if (b.layout != "contig") return out;  // the Atlas kernels take contiguous operands
   const uint64_t epb = ElemsPerBlock(b.dtype);
   for (const AtlasVariant* v : AtlasVariantsFor(b.op, b.dtype, b.mode)) {
@@ -48,11 +47,10 @@ std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
       for (uint32_t tile : TileChoices(*v)) {
         if (covered) break;
         covered = tile >= per_core;
-        Candidate c;
+        Choice c;
         c.variant = v->name;
-        c.tile = tile;
-        c.threads = dim;
-        c.extra = {{"buffers", v->buffers}};
+        c.split.threads = dim;
+        c.split.stage_tile = tile;
         out.push_back(std::move(c));
       }
     }
@@ -60,8 +58,8 @@ std::vector<Candidate> AtlasModelBackend::Candidates(const Bucket& b) {
   return out;
 }
 
-Candidate AtlasModelBackend::Default(const Bucket& b) {
-  Candidate c;
+Choice AtlasModelBackend::Default(const Cell& b) {
+  Choice c;
   OpParams p;
   TilingDecision d;
   std::string err;
@@ -72,13 +70,12 @@ Candidate AtlasModelBackend::Default(const Bucket& b) {
   AtlasTilingData t;
   if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
   c.variant = v->name;
-  c.tile = t.tileLength;
-  c.threads = int(t.blockDim);
-  c.extra = {{"buffers", v->buffers}};
+  c.split.threads = int(t.blockDim);
+  c.split.stage_tile = t.tileLength;
   return c;
 }
 
-bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, const OpParams& params,
+bool CandidateTiling(const SocInfo& soc, const Cell& b, const Choice& c, const OpParams& params,
                      const AtlasVariant** v, AtlasTilingData* t, std::string* err) {
   *v = FindAtlasVariant(c.variant);
   if (!*v) {
@@ -89,17 +86,17 @@ bool CandidateTiling(const SocInfo& soc, const Bucket& b, const Candidate& c, co
     *err = "variant " + c.variant + " does not match the cell";
     return false;
   }
-  if (c.extra.contains("buffers") && c.extra["buffers"].get<int>() != (*v)->buffers) {
-    *err = "extra.buffers disagrees with the variant";
+  if (c.split.chunk != 0) {
+    *err = "the Atlas kernels have no chunk (split.chunk " + std::to_string(c.split.chunk) + ")";
     return false;
   }
   TilingOptions o;
-  o.tile = c.tile;
-  o.block_dim = c.threads;
+  o.stage_tile = c.split.stage_tile;
+  o.block_dim = c.split.threads;
   return MakeTiling(**v, b.n, params, soc, o, t, err);
 }
 
-std::vector<double> AtlasModelBackend::Measure(const Bucket& b, const Candidate& c, int reps, double min_seconds) {
+std::vector<double> AtlasModelBackend::Measure(const Cell& b, const Choice& c, int reps, double min_seconds) {
   (void)min_seconds;
   const AtlasVariant* v;
   AtlasTilingData t;

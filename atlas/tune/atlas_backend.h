@@ -1,7 +1,8 @@
 // The tuner's Atlas backends. "atlas-model" prices AscendC tilings with the
 // cost model (atlas/model/cost_model.h) of a SoC file; it is deterministic.
-// Candidate: variant = Atlas variant name, tile = tile length (elements),
-// threads = block dim (vector cores), extra = {"buffers": n}.
+// A candidate is a Choice (tiling/choice.h): variant = Atlas variant name
+// (its buffer count included), split.threads = block dim (vector cores),
+// split.stage_tile = UB tile length (elements), split.chunk = 0.
 #pragma once
 #include <memory>
 #include <string>
@@ -18,17 +19,16 @@ class AtlasModelBackend : public actgrad::tune::Backend {
   explicit AtlasModelBackend(SocInfo soc);
   std::string Name() const override { return "atlas-model"; }
   bool Deterministic() const override { return true; }
-  std::vector<actgrad::tune::Candidate> Candidates(const actgrad::tune::Bucket& b) override;
-  actgrad::tune::Candidate Default(const actgrad::tune::Bucket& b) override;
-  std::vector<double> Measure(const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c, int reps,
-                              double min_seconds) override;
+  std::vector<Choice> Candidates(const tune::Cell& b) override;
+  Choice Default(const tune::Cell& b) override;
+  std::vector<double> Measure(const tune::Cell& b, const Choice& c, int reps, double min_seconds) override;
   nlohmann::json Provenance() override;
   std::string MachineId() override { return soc_.name; }
 
   const SocInfo& soc() const { return soc_; }
   // Tile lengths and block dims the candidate list explores.
   std::vector<uint32_t> TileChoices(const AtlasVariant& v) const;
-  std::vector<int> BlockDimChoices(const actgrad::tune::Bucket& b) const;
+  std::vector<int> BlockDimChoices(const tune::Cell& b) const;
 
  private:
   SocInfo soc_;
@@ -37,9 +37,9 @@ class AtlasModelBackend : public actgrad::tune::Backend {
 // Factory the tuner links against (throws std::runtime_error on a bad file).
 std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string& soc_json_path);
 
-// The block dim, tile and buffers a candidate describes, as a tiling.
-bool CandidateTiling(const SocInfo& soc, const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c,
-                     const OpParams& params, const AtlasVariant** v, AtlasTilingData* t, std::string* err);
+// The variant, block dim and tile a candidate describes, as a tiling of cell b.
+bool CandidateTiling(const SocInfo& soc, const tune::Cell& b, const Choice& c, const OpParams& params,
+                     const AtlasVariant** v, AtlasTilingData* t, std::string* err);
 
 }  // namespace actgrad::atlas
 

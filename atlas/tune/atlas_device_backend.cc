@@ -37,8 +37,7 @@ class AtlasDeviceBackend : public AtlasModelBackend {
   std::string Name() const override { return "atlas-device"; }
   bool Deterministic() const override { return false; }
 
-  std::vector<double> Measure(const actgrad::tune::Bucket& b, const actgrad::tune::Candidate& c, int reps,
-                              double min_seconds) override {
+  std::vector<double> Measure(const tune::Cell& b, const Choice& c, int reps, double min_seconds) override {
     const AtlasVariant* v;
     AtlasTilingData t;
     std::string err;

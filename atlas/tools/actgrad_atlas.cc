@@ -15,6 +15,7 @@
 
 #include "cost_model.h"
 #include "host_tiling.h"
+#include "tiling/size_cells.h"
 #include "tiling_table.h"
 
 using namespace actgrad;
@@ -74,7 +75,7 @@ int CmdModel(const std::string& soc_path, const std::string& ops_s, const std::s
   std::vector<uint64_t> sizes;
   for (const auto& s : Split(sizes_s)) sizes.push_back(std::stoull(s));
   if (sizes.empty())
-    for (int k = 5; k <= 13; ++k) sizes.push_back(uint64_t(2) << (2 * k));
+    for (int h = kMinOctave; h <= kMaxOctave; ++h) sizes.push_back(RepresentativeN(h, OctaveLo(kMaxOctave)));
   std::vector<int64_t> tiles;
   for (const auto& s : Split(tiles_s)) tiles.push_back(std::stoll(s));
   std::vector<DType> dtypes;
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
   model->add_option("--soc", soc, "SoC parameter file");
   model->add_option("--ops", ops, "ops (comma-separated, default all)");
   model->add_option("--dtypes", dtypes, "dtypes (default: each op's)");
-  model->add_option("--sizes", sizes, "element counts (default 2*4^k, k=5..13)");
+  model->add_option("--sizes", sizes, "element counts (default: the size each table octave is tuned at, 1.4K..64M)");
   model->add_option("--tiles", tiles, "tile lengths to sweep (default: the host tiling's)");
   model->add_flag("--all-variants", all_variants, "every variant, not only the host tiling's pick");
   model->add_option("--out", out, "output JSON ('-' for stdout)");

@@ -105,8 +105,7 @@ int main(int argc, char** argv) {
       if (!what.empty()) return Fail(in + ": entry " + std::to_string(index) + ": " + what);
       rows << "  {Op(" << int(e.op) << "), DType(" << int(e.dtype) << "), GeluApprox(" << int(e.mode) << "), "
            << e.octave << ", " << Quote(e.choice.variant) << ", " << e.choice.split.stage_tile << "u, "
-           << e.choice.split.threads << "u, " << e.median_ns
-           << "},\n";
+           << e.choice.split.threads << "u, " << e.median_ns << "},\n";
     }
   }
   std::ofstream o(out);

@@ -18,7 +18,7 @@
   } while (0)
 
 namespace actgrad {
-void AppendSimpleVariantsAllTargets(std::vector<Variant>* out);
+void AppendSeluHardswishSoftshrinkVariantsAllTargets(std::vector<Variant>* out);
 void AppendGeluVariantsAllTargets(std::vector<Variant>* out);
 void AppendLogitVariantsAllTargets(std::vector<Variant>* out);
 void AppendScalarVariants(std::vector<Variant>* out);

@@ -20,7 +20,7 @@ const List& TheList() {
   static const List list = [] {
     List l;
     AppendScalarVariants(&l.all);
-    AppendSimpleVariantsAllTargets(&l.all);
+    AppendSeluHardswishSoftshrinkVariantsAllTargets(&l.all);
     AppendGeluVariantsAllTargets(&l.all);
     AppendLogitVariantsAllTargets(&l.all);
 #ifdef ACTGRAD_HAVE_NATIVE_VARIANTS

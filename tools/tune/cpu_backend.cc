@@ -24,6 +24,7 @@
 #include "actgrad/half.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
+#include "tiling/size_cells.h"
 #include "tools/inputs/op_inputs.h"
 #include "variants/thread_pool.h"
 
@@ -236,13 +237,12 @@ CpuBackend::CpuBackend(const AccuracyGate* gate, CpuBackendOptions opts) : impl_
 }
 CpuBackend::~CpuBackend() = default;
 
-int CpuBackend::MaxThreads() const {
+int CpuBackend::ThreadCap() const {
   return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : actgrad::MaxThreads();
 }
 
 std::vector<uint64_t> CpuBackend::Points(const Cell& b) const {
-  const uint64_t lo = uint64_t(1) << b.octave;
-  const uint64_t hi = (uint64_t(1) << (b.octave + 1)) - 1;
+  const uint64_t lo = OctaveLo(b.octave), hi = OctaveHi(b.octave) - 1;
   auto fix = [&](double v) {
     uint64_t n = uint64_t(std::llround(v));
     n = std::clamp<uint64_t>(n, lo, hi);
@@ -281,7 +281,7 @@ std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
   });
   // Threads pay off only above ~8K elements (RunVariant runs anything under
   // kSerialBelow serially). Chunks and stage tiles: SplitRefinements.
-  const int maxt = MaxThreads();
+  const int maxt = ThreadCap();
   std::vector<int> threads = {1};
   if (maxt > 1 && b.n >= kThreadedCandidatesFrom) {
     if (maxt >= 8) threads.push_back(maxt / 2);
@@ -328,7 +328,7 @@ Choice CpuBackend::Default(const Cell& b) {
   Choice c = DefaultChoice(b.op, b.dtype, b.mode, b.n);
   if (c.variant.empty()) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +
                                                   std::string(DTypeName(b.dtype)));
-  c.split.threads = std::min(c.split.threads, MaxThreads());
+  c.split.threads = std::min(c.split.threads, ThreadCap());
   return c;
 }
 
@@ -422,7 +422,7 @@ nlohmann::json CpuBackend::Provenance() {
   }
   p["cpu_flags"] = flags;
   p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
-  p["omp_max_threads"] = MaxThreads();
+  p["omp_max_threads"] = ThreadCap();
   // How long idle pool threads spin (ACTGRAD_SPIN_US) changes what threads
   // cost on a shared machine; see variants/thread_pool.h.
   p["spin_us"] = SpinMicroseconds();

@@ -47,7 +47,7 @@ class CpuBackend : public Backend {
 
   // The sizes a bucket is timed at.
   std::vector<uint64_t> Points(const Cell& b) const;
-  int MaxThreads() const;
+  int ThreadCap() const;  // the max_threads option, else the pool's MaxThreads()
 
  private:
   struct Impl;

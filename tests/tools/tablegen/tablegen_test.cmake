@@ -127,7 +127,7 @@ elseif(CASE STREQUAL "good")
       message(FATAL_ERROR "good: the generated source lacks ${want}:\n${src}")
     endif()
   endforeach()
-  execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -I${SRC} -I${SRC}/include ${WORK}/out.cc
+  execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -I${SRC} -I${SRC}/include -I${SRC}/kernels ${WORK}/out.cc
     RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "good: the generated source does not compile:\n${err}\n${src}")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cstdio>
 #include <set>
 
@@ -16,6 +17,48 @@
 
 namespace actgrad::tune {
 namespace {
+
+// Chunks of a threaded winner and stage tiles of a staged one, sized from
+// this machine's caches (provenance.caches), for contiguous cells only; each
+// refinement can be measured.
+TEST(CpuBackend, SplitRefinementsFromTheCaches) {
+  CpuBackendOptions opts;
+  opts.max_threads = 2;
+  CpuBackend be(nullptr, opts);
+  const Variant* staged = nullptr;
+  for (const Variant& v : Variants())
+    if (v.supported && v.op == Op::kHardswishBwd && v.dtype == DType::kF16 && v.upcast == "staged") staged = &v;
+  ASSERT_NE(staged, nullptr);
+  const Cell b{Op::kHardswishBwd, DType::kF16, "contig", 20, RepresentativeN(20, uint64_t(1) << 26)};
+  const Choice best{staged->name, Split{2, 0, 0}};
+  const std::vector<Choice> refs = be.SplitRefinements(b, best);
+  int chunks = 0, stages = 0;
+  for (const Choice& c : refs) {
+    SCOPED_TRACE(c.Key());
+    EXPECT_EQ(c.variant, best.variant);
+    EXPECT_EQ(c.split.threads, 2);
+    EXPECT_NE(c, best);
+    EXPECT_TRUE((c.split.chunk != 0) != (c.split.stage_tile != 0));  // one dimension at a time
+    if (c.split.chunk) {
+      ++chunks;
+      EXPECT_EQ(c.split.chunk % 64, 0);
+      EXPECT_LE(uint64_t(c.split.chunk) * 4, b.n);  // two pieces per thread at least
+    } else {
+      ++stages;
+      EXPECT_EQ(std::popcount(uint64_t(c.split.stage_tile)), 1);
+      EXPECT_LE(c.split.stage_tile, int64_t(kMaxStageTile));
+      EXPECT_NE(c.split.stage_tile, int64_t(kDefaultStageTile));
+    }
+    EXPECT_EQ(be.Measure(b, c, 1, 1e-4).size(), 1u);
+  }
+  EXPECT_GT(chunks, 0);
+  EXPECT_GT(stages, 0);
+  // One thread: no chunks. Broadcast cells: none at all.
+  for (const Choice& c : be.SplitRefinements(b, Choice{staged->name, Split{1, 0, 0}})) EXPECT_EQ(c.split.chunk, 0);
+  const Cell bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 20, RepresentativeN(20, uint64_t(1) << 26)};
+  EXPECT_TRUE(be.SplitRefinements(bc, Choice{DefaultVariant(Op::kSoftshrinkBwd, DType::kF16)->name, Split{2, 0, 0}})
+                  .empty());
+}
 
 TEST(CpuBackend, CandidatesPointsAndMeasure) {
   AccuracyGate gate;
@@ -32,7 +75,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
     ASSERT_NE(v, nullptr);
     EXPECT_TRUE(v->supported);
     EXPECT_EQ(int(v->gelu_mode), int(GeluApprox::kNone));
-    EXPECT_LE(c.split.threads, be.MaxThreads());
+    EXPECT_LE(c.split.threads, be.ThreadCap());
   }
   for (uint64_t n : be.Points(b)) {
     EXPECT_GE(n, uint64_t(1) << 16);

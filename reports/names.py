@@ -1,7 +1,7 @@
 """Benchmark names of docs/conventions.md, parsed for display and grouping only.
 
 ``<kind>/<subject>/n:<elements>/thr:<threads>`` with kinds variant, api, peer,
-roof, and atlas (``atlas/<ascend variant>/n:N/tile:T``, modelled NPU time).
+roof, and atlas (``atlas/<atlas variant>/n:N/tile:T``, modelled NPU time).
 Google Benchmark may append its own parts (``/repeats:5``, ``/real_time``,
 ``/threads:2``, a bare ``/1024`` argument); they are kept in ``extra``.
 Any other name (a foreign benchmark) parses as kind ``other``.

@@ -348,7 +348,7 @@ DTYPE_COLOR = {"f32": "tab:blue", "f16": "tab:orange", "bf16": "tab:green", "i32
 
 def atlas_figures(points, outdir):
     """Per op: the Atlas cost model's time per call beside the CPU's (one colour
-    per dtype), and per op and dtype a tile-length sweep of the fastest Ascend
+    per dtype), and per op and dtype a tile-length sweep of the fastest Atlas
     variant."""
     figs = []
     atlas = [p for p in points if p.kind == "atlas" and p.time_ns]
@@ -395,7 +395,7 @@ def atlas_figures(points, outdir):
         ax.set_title(f"{op}: Atlas NPU cost model beside the CPU (time per call, lower is better)")
         fig.legend(handles=handles, loc="outside right upper", fontsize=8)
         figs.append(_save(fig, outdir, f"atlas_{op}", f"{op}: Atlas model and CPU",
-                          "Thick lines with diamonds: modelled time of the Ascend kernel (fastest variant and tile "
+                          "Thick lines with diamonds: modelled time of the Atlas kernel (fastest variant and tile "
                           "per size); thin lines: measured CPU time of the fastest variant (solid) and peer "
                           "(dashed) per size, any thread count. One colour per dtype.", "atlas"))
         for dtp, byn in sorted(by_dt.items(), key=lambda kv: _dorder(kv[0])):
@@ -426,6 +426,6 @@ def atlas_figures(points, outdir):
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="size")
             figs.append(_save(fig, outdir, f"atlas_tiles_{_safe(v)}", f"tile sweep {v}",
                               f"Modelled time against tile length, one line per size, for {v}, the fastest of "
-                              f"{len(cands)} swept Ascend variant(s) for {op} {dtp}; the lowest point of each "
+                              f"{len(cands)} swept Atlas variant(s) for {op} {dtp}; the lowest point of each "
                               "line is the best tile for that size.", "atlas"))
     return figs

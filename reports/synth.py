@@ -91,8 +91,8 @@ def make_run(seed=0, ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, sizes=None, reps=5,
                     out.append((recs, aggs, roof[n]))
     if atlas:   # as atlas/tools/actgrad_atlas writes them
         for op in ops:
-            for dtype, vname, k in (("f16", "ascend.native.exact.db2", 1.0), ("f16", "ascend.f32up.exact.db1", 1.3),
-                                    ("f32", "ascend.native.exact.db2", 1.6)):
+            for dtype, vname, k in (("f16", "atlas.native.exact.db2", 1.0), ("f16", "atlas.f32up.exact.db1", 1.3),
+                                    ("f32", "atlas.native.exact.db2", 1.6)):
                 for n in sizes:
                     for tile in (2048, 8192, 32768):
                         t = 2000 + k * n * 3 * 2 / 900.0 * (1 + 0.3 * abs(np.log2(tile / 8192)) / 2)

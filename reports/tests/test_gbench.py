@@ -93,7 +93,7 @@ def test_names():
     assert (a.layout, a.phase, a.label) == ("bcast", "phase2", "api bcast.phase2")
     r = names.parse("roof/stream_nt/n:65536/thr:1")
     assert (r.kind, r.subject) == ("roof", "stream_nt")
-    t = names.parse("atlas/gelu_bwd.f16.ascend.native.exact.db2/n:65536/tile:8192")
+    t = names.parse("atlas/gelu_bwd.f16.atlas.native.exact.db2/n:65536/tile:8192")
     assert (t.kind, t.op, t.dtype, t.n, t.tile, t.thr) == ("atlas", "gelu_bwd", "f16", 65536, 8192, None)
     f = names.parse("BM_memcpy/8")
     assert f.kind == "other" and not f.ours

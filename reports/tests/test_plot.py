@@ -19,8 +19,8 @@ def test_plot_everything(tmp_path, cli_run, small_run):
         assert section in html
     files = set(os.listdir(out))
     for stem in ("throughput_gelu_bwd_f32_thr1", "throughput_gelu_bwd_bf16_thr1", "pareto_gelu_bwd",
-                 "atlas_gelu_bwd", "atlas_tiles_gelu_bwd.f16.ascend.native.exact.db2",
-                 "atlas_tiles_gelu_bwd.f32.ascend.native.exact.db2"):
+                 "atlas_gelu_bwd", "atlas_tiles_gelu_bwd.f16.atlas.native.exact.db2",
+                 "atlas_tiles_gelu_bwd.f32.atlas.native.exact.db2"):
         assert {stem + ".png", stem + ".svg"} <= files, stem
     assert any(f.startswith("table_0_") and f.endswith(".png") for f in files)
     # every image and link of the page exists, and the PNGs are PNGs

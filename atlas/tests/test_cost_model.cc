@@ -241,6 +241,8 @@ TEST(AtlasBackend, TheProjectTunerPicksTheFastest) {
   std::string err;
   ASSERT_TRUE(tables::ParseTable(tables::ToJson(r.table).dump(), &back, &err, false)) << err;
   EXPECT_EQ(back.entries.size(), r.table.entries.size());
+  // a launch's block dim is the table's own: no one-thread fallback
+  for (const auto& e : back.entries) EXPECT_FALSE(e.one_thread.has_value());
 }
 
 }  // namespace

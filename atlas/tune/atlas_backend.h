@@ -19,6 +19,7 @@ class AtlasModelBackend : public actgrad::tune::Backend {
   explicit AtlasModelBackend(SocInfo soc);
   std::string Name() const override { return "atlas-model"; }
   bool Deterministic() const override { return true; }
+  bool CallersCapThreads() const override { return false; }  // no one_thread fallback in Atlas tables
   std::vector<Choice> Candidates(const tune::Cell& b) override;
   Choice Default(const tune::Cell& b) override;
   std::vector<double> Measure(const tune::Cell& b, const Choice& c, int reps, double min_seconds) override;

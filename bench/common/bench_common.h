@@ -34,11 +34,12 @@ class Buffer {
 };
 
 // ---------------------------------------------------------------- threads, sizes
-// OpenMP thread counts: 1, 2, 4, ... up to MaxThreads(), and MaxThreads().
-// MaxThreads() is omp_get_max_threads() as seen at the first call (call it
+// OpenMP thread counts: 1, 2, 4, ... up to ThreadsAtStart(), and ThreadsAtStart().
+// ThreadsAtStart() is omp_get_max_threads() as seen at the first call (call it
 // early in main: libtorch lowers the calling thread's OpenMP default when it
-// initialises).
-int MaxThreads();
+// initialises). Not the library's cap (MaxThreads() of the pool), which
+// follows the omp_set_num_threads the benchmarks call per thread count.
+int ThreadsAtStart();
 std::vector<int> ThreadCounts();
 // Powers of 4 from 1K to 64M elements.
 std::vector<size_t> PowerOf4Sizes();

@@ -71,7 +71,7 @@ std::vector<T> ParseList(std::string_view s) {
 }  // namespace
 
 void ParseOwnFlags(int* argc, char** argv) {
-  MaxThreads();  // capture the OpenMP default before anything else changes it
+  ThreadsAtStart();  // capture the OpenMP default before anything else changes it
   int w = 1;
   for (int i = 1; i < *argc; ++i) {
     std::string_view a(argv[i]);
@@ -102,15 +102,15 @@ void ParseOwnFlags(int* argc, char** argv) {
 size_t ChunkFlag() { return Flags().chunk; }
 
 // ---------------------------------------------------------------- threads, sizes
-int MaxThreads() {
+int ThreadsAtStart() {
   static const int max_threads = std::max(1, omp_get_max_threads());
   return max_threads;
 }
 
 std::vector<int> ThreadCounts() {
   std::vector<int> t;
-  for (int k = 1; k < MaxThreads(); k *= 2) t.push_back(k);
-  t.push_back(MaxThreads());
+  for (int k = 1; k < ThreadsAtStart(); k *= 2) t.push_back(k);
+  t.push_back(ThreadsAtStart());
   return t;
 }
 

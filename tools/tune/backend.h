@@ -64,6 +64,10 @@ class Backend {
   virtual std::vector<std::string> Traits(const Choice& c) const {
     return {"threads=" + std::to_string(c.split.threads)};
   }
+  // Whether callers can cap the threads below the table's (the CPU:
+  // OMP_NUM_THREADS, omp_set_num_threads), so that an entry needs its
+  // one-thread fallback. An Atlas launch's block dim is the table's own.
+  virtual bool CallersCapThreads() const { return true; }
   // Provenance block of the table (see docs/conventions.md).
   virtual nlohmann::json Provenance() = 0;
   virtual std::string MachineId() = 0;

@@ -130,7 +130,7 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
   return cells;
 }
 
-tables::Entry ToEntry(const CellOutcome& o) {
+tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
   tables::Entry e;
   e.op = o.cell.op;
   e.dtype = o.cell.dtype;
@@ -141,7 +141,7 @@ tables::Entry ToEntry(const CellOutcome& o) {
   e.median_ns = std::round(o.chosen.median * 10) / 10;
   // The best-ranked one-thread challenger of the search, for callers that
   // cap the threads at 1.
-  if (o.chosen.cand.split.threads > 1)
+  if (one_thread_fallback && o.chosen.cand.split.threads > 1)
     for (const Choice& c : o.ranking)
       if (c.split.threads == 1) {
         e.one_thread = c;
@@ -352,7 +352,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
                       std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
                       (o.budget_cut ? ", budget cut" : "") + "]");
         prev_winner[b.layout] = o.chosen.cand;
-        res.table.entries.push_back(ToEntry(o));
+        res.table.entries.push_back(ToEntry(o, be.CallersCapThreads()));
         res.cells.push_back(std::move(o));
       } catch (const Interrupted&) {
         throw;

@@ -83,7 +83,9 @@ struct TuneResult {
 TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
                      const std::atomic<bool>* stop = nullptr);
 
-tables::Entry ToEntry(const CellOutcome& o);
+// one_thread_fallback: also store the best one-thread choice of a
+// multi-thread winner (Backend::CallersCapThreads).
+tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback = true);
 
 struct VerifyRow {
   Cell cell;

@@ -49,6 +49,8 @@ TEST(Entry, TunerOutcomeRoundTripsThroughTheTable) {
   EXPECT_DOUBLE_EQ(e.median_ns, 1000);
   EXPECT_DOUBLE_EQ(e.extra["tuning"]["speedup_vs_default"].get<double>(), 1.5);
   EXPECT_EQ(e.extra["tuning"]["default"]["chunk"], 0);
+  // Not for a backend whose callers cannot cap the threads (Atlas).
+  EXPECT_FALSE(ToEntry(o, /*one_thread_fallback=*/false).one_thread.has_value());
   // A one-thread winner has no one_thread choice.
   o.chosen.cand.split.threads = 1;
   EXPECT_FALSE(ToEntry(o).one_thread.has_value());

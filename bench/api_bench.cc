@@ -29,6 +29,7 @@
 #include "aclnnop/aclnn_logit_grad.h"
 #include "aclnnop/aclnn_selu_backward.h"
 #include "aclnnop/aclnn_softshrink_backward.h"
+#include "actgrad/acl_dtype.h"
 #include "common/bench_common.h"
 
 // The name of the tiling table the library's dispatch uses, for the context.
@@ -66,17 +67,6 @@ const char* PhaseName(Phase p) {
 }
 
 constexpr int64_t kBcastInner = 64;
-
-aclDataType AclType(DType dt) {
-  switch (dt) {
-    case DType::kF32: return ACL_FLOAT;
-    case DType::kF16: return ACL_FLOAT16;
-    case DType::kBF16: return ACL_BF16;
-    case DType::kI32: return ACL_INT32;
-    case DType::kI8: return ACL_INT8;
-  }
-  return ACL_DT_UNDEFINED;
-}
 
 bool LayoutFits(Layout l, size_t n) {
   switch (l) {
@@ -131,7 +121,7 @@ std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
   void* g = c->ops->g.data();
   void* x = c->ops->x.data();
   void* out = c->ops->out.data();
-  const aclDataType at = AclType(dt);
+  const aclDataType at = ToAclDataType(dt);
   const int64_t len = static_cast<int64_t>(n);
   switch (layout) {
     case Layout::kContig: {

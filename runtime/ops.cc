@@ -50,7 +50,7 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
     if (!IsAclDataType(t[i]->dtype))
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %d, which is no aclDataType", s.name, s.names[i],
                   int(t[i]->dtype));
-    bool ok = ToDType(t[i]->dtype, &dt[i]);
+    bool ok = FromAclDataType(t[i]->dtype, &dt[i]);
     ok = ok && OpHasDType(s.op, dt[i]);
     if (!ok) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has unsupported dtype %d", s.name, s.names[i], int(t[i]->dtype));
     if (const int st = CheckTensor(s.name, s.names[i], t[i], DTypeSize(dt[i]))) return st;

@@ -14,17 +14,6 @@
 
 namespace actgrad::rt {
 
-bool ToDType(int acl_dtype, DType* out) {
-  switch (acl_dtype) {
-    case ACL_FLOAT: *out = DType::kF32; return true;
-    case ACL_FLOAT16: *out = DType::kF16; return true;
-    case ACL_BF16: *out = DType::kBF16; return true;
-    case ACL_INT32: *out = DType::kI32; return true;
-    case ACL_INT8: *out = DType::kI8; return true;
-    default: return false;
-  }
-}
-
 namespace {
 uint64_t AbsU(int64_t v) { return v < 0 ? 0 - uint64_t(v) : uint64_t(v); }
 }  // namespace
@@ -124,7 +113,7 @@ std::vector<int64_t> BroadcastStrides(const aclTensor* t, const std::vector<int6
 // The operand's base pointer is data + offset * element size (fits: CheckTensor).
 int MakeOperand(const char* op, const char* name, const aclTensor* t, const std::vector<int64_t>& shape,
                 OperandView* v) {
-  ToDType(t->dtype, &v->dtype);
+  FromAclDataType(t->dtype, &v->dtype);
   int64_t byte_offset;
   if (__builtin_mul_overflow(t->offset, int64_t(DTypeSize(v->dtype)), &byte_offset))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s offset %lld in bytes overflows int64", op, name, (long long)t->offset);
@@ -138,7 +127,7 @@ void EmptyPlan(Plan* plan, const aclTensor* const t[3]) {
   plan->shape = {0};
   OperandView* ops[3] = {&plan->g, &plan->x, &plan->out};
   for (int k = 0; k < 3; ++k) {
-    ToDType(t[k]->dtype, &ops[k]->dtype);
+    FromAclDataType(t[k]->dtype, &ops[k]->dtype);
     ops[k]->base = static_cast<char*>(t[k]->data);
     ops[k]->strides = {1};
     ops[k]->flat = ops[k]->dtype == plan->dtype;

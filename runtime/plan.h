@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "actgrad/acl_dtype.h"
 #include "actgrad/types.h"
 #include "tiling/choice.h"
 #include "variants/variant.h"
@@ -46,8 +47,6 @@ int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esi
 int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out);
 // NumPy broadcast of two shapes; returns a status.
 int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out);
-// Maps ACL dtypes onto kernel dtypes; false for anything else.
-bool ToDType(int acl_dtype, DType* out);
 
 // Fills plan.shape/operands from out's shape and the two inputs (each
 // broadcast to it, all three passed CheckTensor), coalesces dims and picks

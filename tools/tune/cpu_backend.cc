@@ -21,6 +21,7 @@
 #include "aclnnop/aclnn_logit_grad.h"
 #include "aclnnop/aclnn_selu_backward.h"
 #include "aclnnop/aclnn_softshrink_backward.h"
+#include "actgrad/acl_dtype.h"
 #include "actgrad/half.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
@@ -51,17 +52,6 @@ struct AlignedBuf {
     std::memset(p, 0, b);  // fault the pages in now, not while timing
   }
 };
-
-aclDataType AclType(DType t) {
-  switch (t) {
-    case DType::kF32: return ACL_FLOAT;
-    case DType::kF16: return ACL_FLOAT16;
-    case DType::kBF16: return ACL_BF16;
-    case DType::kI32: return ACL_INT32;
-    case DType::kI8: return ACL_INT8;
-  }
-  return ACL_FLOAT;
-}
 
 int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 
@@ -193,7 +183,7 @@ struct CpuBackend::Impl {
     const int64_t rows = int64_t(n / kInner);
     const int64_t gdims[2] = {rows, kInner}, gstr[2] = {kInner, 1};
     const int64_t xdims[2] = {1, kInner}, xstr[2] = {kInner, 1};
-    const aclDataType t = AclType(b.dtype);
+    const aclDataType t = ToAclDataType(b.dtype);
     st->tg = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, g.p);
     st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, x.p);
     st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, out.p);

@@ -1,6 +1,6 @@
 // actgrad-bench: the shipping path, through the public aclnn API exactly as a
 // CANN program calls it (acl/acl.h, aclnnop/aclnn_*.h, the shared library).
-//   api/<op>.<dtype>.<layout>.<phase>/n:N/thr:T
+//   api/<op>.<dtype>.<layout>.<phase>/n:N/thr:T/place:K
 //     layout: contig  g, x, out contiguous, shape [n]
 //             strided g and x 4-d non-contiguous views [n/1024, 4, 4, 64] whose
 //                     dims 1 and 2 are swapped in storage; out contiguous
@@ -111,16 +111,16 @@ struct Case {
   }
 };
 
-std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n) {
+std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n, const actgrad::inputs::Placement& place) {
   auto c = std::make_unique<Case>();
   c->op = op;
   c->dt = dt;
   c->layout = layout;
   c->n = n;
-  c->ops = ab::GetOperands(op, dt, n);
-  void* g = c->ops->g.data();
-  void* x = c->ops->x.data();
-  void* out = c->ops->out.data();
+  c->ops = ab::GetOperands(op, dt, n, place);
+  void* g = c->ops->g;
+  void* x = c->ops->x;
+  void* out = c->ops->out;
   const aclDataType at = ToAclDataType(dt);
   const int64_t len = static_cast<int64_t>(n);
   switch (layout) {
@@ -213,8 +213,9 @@ bool CallOnce(const Case& c, std::string* why) {
   return true;
 }
 
-void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Phase phase, size_t n, int t) {
-  auto c = MakeCase(op, dt, layout, n);
+void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Phase phase, size_t n, int t,
+                     const actgrad::inputs::Placement& place) {
+  auto c = MakeCase(op, dt, layout, n, place);
   omp_set_num_threads(t);
   std::string why;
   if (!CallOnce(*c, &why) || !CallOnce(*c, &why)) {  // warm-up (and a check)
@@ -270,13 +271,14 @@ void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Ph
     ab::SetCounters(state, seconds, 0.0, 1.0, n, t);
   else
     ab::SetCounters(state, seconds, CallBytes(layout, dt, n), static_cast<double>(n), n, t);
+  ab::SetPlacement(state, place);
 }
 
 // Phase one on a small case of this kind succeeds (the op takes this dtype
 // and layout).
 bool Accepted(Op op, DType dt, Layout layout) {
   const size_t n = 1024;
-  auto c = MakeCase(op, dt, layout, n);
+  auto c = MakeCase(op, dt, layout, n, actgrad::inputs::PlacementAt(0));
   if (!c->tg || !c->tx || !c->tout) return false;
   uint64_t size = 0;
   aclOpExecutor* ex = nullptr;
@@ -301,8 +303,13 @@ void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<i
           for (size_t n : sizes) {
             if (!LayoutFits(layout, n)) continue;
             for (int t : threads) {
-              benchmark::RegisterBenchmark(ab::BenchName("api", subject, n, t).c_str(),
-                                           [=](benchmark::State& st) { RunApiBenchmark(st, op, dt, layout, phase, n, t); });
+              for (const auto& place : ab::SweepPlacements()) {
+                benchmark::RegisterBenchmark(
+                    ab::BenchName("api", subject, n, t, place).c_str(),
+                    [=](benchmark::State& st) {
+                      actgrad::inputs::RunAtStackOffset(place, [&] { RunApiBenchmark(st, op, dt, layout, phase, n, t, place); });
+                    });
+              }
             }
           }
         }

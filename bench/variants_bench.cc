@@ -1,8 +1,9 @@
 // actgrad-bench-variants: every supported variant of the variant list x size
 // x threads, plus the roofline loops and the peers on the same operands.
-//   variant/<variant name>/n:N/thr:T
-//   roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T
-//   peer/<peer>.<op>.<dtype>/n:N/thr:T
+//   variant/<variant name>/n:N/thr:T/place:K
+//   roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T/place:K
+//   peer/<peer>.<op>.<dtype>/n:N/thr:T/place:K
+// (K: the operand placement, tools/inputs/placement.h)
 // Own flags (before Google Benchmark's): see bench/common/bench_common.h.
 #include <omp.h>
 
@@ -25,21 +26,26 @@ void RegisterVariantBenchmarks(const std::vector<size_t>& sizes, const std::vect
     for (size_t n : sizes) {
       for (int t : threads) {
         const actgrad::Split split{t, int64_t(chunk), 0};
-        benchmark::RegisterBenchmark(
-            ab::BenchName("variant", v.name, n, t).c_str(), [vp, n, split](benchmark::State& st) {
-              auto ops = ab::GetOperands(vp->op, vp->dtype, n);
-              actgrad::KernelArgs args{};
-              args.g = ops->g.data();
-              args.x = ops->x.data();
-              args.out = ops->out.data();
-              args.n = n;
-              args.params = ab::DefaultParams(vp->op);
-              args.params.gelu_approx = vp->gelu_mode;
-              actgrad::RunVariant(*vp, args, split);  // warm-up
-              const double s = ab::TimedLoop(st, [&] { actgrad::RunVariant(*vp, args, split); });
-              const double es = static_cast<double>(actgrad::DTypeSize(vp->dtype));
-              ab::SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, split.threads);
-            });
+        for (const auto& place : ab::SweepPlacements()) {
+          benchmark::RegisterBenchmark(
+              ab::BenchName("variant", v.name, n, t, place).c_str(), [vp, n, split, place](benchmark::State& st) {
+                actgrad::inputs::RunAtStackOffset(place, [&] {
+                auto ops = ab::GetOperands(vp->op, vp->dtype, n, place);
+                actgrad::KernelArgs args{};
+                args.g = ops->g;
+                args.x = ops->x;
+                args.out = ops->out;
+                args.n = n;
+                args.params = ab::DefaultParams(vp->op);
+                args.params.gelu_approx = vp->gelu_mode;
+                actgrad::RunVariant(*vp, args, split);  // warm-up
+                const double s = ab::TimedLoop(st, [&] { actgrad::RunVariant(*vp, args, split); });
+                const double es = static_cast<double>(actgrad::DTypeSize(vp->dtype));
+                ab::SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, split.threads);
+                ab::SetPlacement(st, place);
+                });
+              });
+        }
       }
     }
   }

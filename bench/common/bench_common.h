@@ -1,4 +1,4 @@
-// Shared pieces of the benchmark binaries: aligned buffers, the roofline
+// Shared pieces of the benchmark binaries: placed operands, the roofline
 // loops (memcpy and a STREAM-like 2-read-1-write loop), the in-run bandwidth
 // limit behind `pct_of_bandwidth`, realistic operands per op, the counters and
 // the JSON context. See docs/conventions.md for names, counters and keys.
@@ -13,25 +13,9 @@
 #include <vector>
 
 #include "actgrad/types.h"
+#include "tools/inputs/placement.h"
 
 namespace actgrad::bench {
-
-// ---------------------------------------------------------------- buffers
-// 64-byte aligned heap memory (4 KiB aligned from 1 MiB up), never zeroed.
-class Buffer {
- public:
-  Buffer() = default;
-  explicit Buffer(size_t bytes);
-  void* data() const { return p_.get(); }
-  size_t bytes() const { return bytes_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(data()); }
-
- private:
-  struct Free { void operator()(void* p) const; };
-  std::unique_ptr<void, Free> p_;
-  size_t bytes_ = 0;
-};
 
 // ---------------------------------------------------------------- threads, sizes
 // OpenMP thread counts: 1, 2, 4, ... up to ThreadsAtStart(), and ThreadsAtStart().
@@ -57,8 +41,16 @@ std::vector<int> SweepThreads();
 //   --actgrad_cache_mb=4096       operand cache budget (MiB)
 //   --actgrad_limit_ms=15         length of one sample of the in-run limit
 //   --actgrad_chunk=0             per-thread chunk of the variant benchmarks (0 = even split)
+//   --actgrad_placements=0,1,2,3  operand placements registered (tools/inputs/placement.h;
+//                                 default 0 .. kDefaultPlacements-1); one index fixes
+//                                 one placement, to reproduce a case
 void ParseOwnFlags(int* argc, char** argv);
 size_t ChunkFlag();
+// The placements every benchmark runs on: each benchmark is registered once
+// per placement, its name ending in /place:<k> (BenchName).
+std::vector<inputs::Placement> SweepPlacements();
+// "0,1,2,3": the indices of SweepPlacements(), for the context.
+std::string PlacementsText();
 
 // ---------------------------------------------------------------- roofline
 enum class Roof { kMemcpy, kStreamPlain, kStreamNt };
@@ -75,7 +67,9 @@ void RunRoof(Roof r, const float* a, const float* b, float* dst, size_t n, int t
 // ---------------------------------------------------------------- in-run limit
 // The bandwidth limit (bytes/s) of this run for n f32 elements and `threads`:
 // the best of stream_plain and stream_nt, each the median of 7 short samples,
-// measured once per (n, threads) at first use and then memoised. For T > 1
+// on every placement of SweepPlacements() (the best placement counts: the
+// limit is what the machine can do), measured once per (n, threads) at first
+// use and then memoised. For T > 1
 // threads it is the best over the thread counts t <= T of ThreadCounts()
 // (a T-thread budget may use one thread, and small n run best on one).
 double LimitBytesPerSecond(size_t n_f32, int threads);
@@ -116,15 +110,19 @@ OpParams DefaultParams(Op op);
 void FillG(Op op, DType dt, void* dst, size_t count);
 void FillX(Op op, DType dt, void* dst, size_t count);
 
-// Contiguous operands of n elements: g and x filled, out written once.
+// Contiguous operands of n elements at one placement: g and x filled, out
+// written once.
 struct Operands {
-  Buffer g, x, out;
+  inputs::PlacedArena arena;
+  void* g = nullptr;
+  void* x = nullptr;
+  void* out = nullptr;
   size_t n = 0;
 };
 // Cached: consecutive benchmarks (and every timing trial of one benchmark)
-// on the same (op, dtype, n) share the buffers; the cache keeps the most
-// recently used sets within --actgrad_cache_mb.
-std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n);
+// on the same (op, dtype, n, placement) share the buffers; the cache keeps
+// the most recently used sets within --actgrad_cache_mb.
+std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n, const inputs::Placement& place);
 // Generic cache entry for callers with their own layout (the API benchmark).
 std::shared_ptr<void> CacheGet(const std::string& key);
 void CachePut(const std::string& key, std::shared_ptr<void> value, size_t bytes);
@@ -134,8 +132,12 @@ void CacheReserve(size_t bytes);
 void CacheClear();
 
 // ---------------------------------------------------------------- names
-// "<kind>/<subject>/n:<n>/thr:<t>"
-std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads);
+// "<kind>/<subject>/n:<n>/thr:<t>/place:<k>"
+std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads,
+                      const inputs::Placement& place);
+// Records the placement of a run: the counter `placement` (its index) and the
+// label "g+0,x+0,out+64" (docs/conventions.md).
+void SetPlacement(benchmark::State& st, const inputs::Placement& place);
 
 // ---------------------------------------------------------------- context
 struct ContextInfo {
@@ -153,9 +155,10 @@ std::string HwyTargets();    // Highway targets this CPU supports, lower case
 std::string CompilerId();    // e.g. "GNU 12.2.0"
 
 // ---------------------------------------------------------------- registration
-// roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T for every size and thread count.
+// roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T/place:K for every size, thread count and placement.
 void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
-// peer/<peer>.<op>.<dtype>/n:N/thr:T for every compiled peer, op and dtype it supports.
+// peer/<peer>.<op>.<dtype>/n:N/thr:T/place:K for every compiled peer, op and
+// dtype it supports, and every placement (the same operands as ours).
 void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
 // "torch,dnnl" (or "none")
 std::string PeerNames();

@@ -1,4 +1,4 @@
-// Buffers, sizes, threads, own flags, the in-run bandwidth limit, counters,
+// Placed operands, sizes, threads, own flags, the in-run bandwidth limit, counters,
 // the operand cache and the roof benchmarks.
 #include <omp.h>
 
@@ -17,20 +17,6 @@
 
 namespace actgrad::bench {
 
-// ---------------------------------------------------------------- buffers
-void Buffer::Free::operator()(void* p) const { std::free(p); }
-
-Buffer::Buffer(size_t bytes) : bytes_(bytes) {
-  const size_t align = bytes >= (size_t{1} << 20) ? 4096 : 64;
-  const size_t rounded = std::max(align, (bytes + align - 1) / align * align);
-  void* p = std::aligned_alloc(align, rounded);
-  if (p == nullptr) {
-    std::fprintf(stderr, "actgrad-bench: out of memory allocating %zu bytes\n", bytes);
-    std::abort();
-  }
-  p_.reset(p);
-}
-
 // ---------------------------------------------------------------- flags
 namespace {
 
@@ -40,6 +26,7 @@ struct OwnFlags {
   size_t cache_mb = 4096;
   double limit_ms = 15.0;
   size_t chunk = 0;
+  std::vector<int> placements;
 };
 
 OwnFlags& Flags() {
@@ -68,6 +55,27 @@ std::vector<T> ParseList(std::string_view s) {
   return out;
 }
 
+// "0,1,5": non-negative placement indices (ParseList drops 0).
+std::vector<int> ParseIndices(std::string_view s) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string_view::npos) end = s.size();
+    const std::string item(s.substr(pos, end - pos));
+    char* rest = nullptr;
+    const long v = std::strtol(item.c_str(), &rest, 10);
+    if (item.empty() || *rest != '\0' || v < 0 || v > 1000000) {
+      std::fprintf(stderr, "actgrad bench: --actgrad_placements: '%s' is not a placement index (0, 1, ...)\n",
+                   item.c_str());
+      std::exit(2);
+    }
+    out.push_back(int(v));
+    pos = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 void ParseOwnFlags(int* argc, char** argv) {
@@ -89,6 +97,8 @@ void ParseOwnFlags(int* argc, char** argv) {
       Flags().cache_mb = static_cast<size_t>(std::atoll(std::string(v).c_str()));
     } else if (value("--actgrad_chunk=", &v)) {
       Flags().chunk = static_cast<size_t>(std::atoll(std::string(v).c_str()));
+    } else if (value("--actgrad_placements=", &v)) {
+      Flags().placements = ParseIndices(v);
     } else if (value("--actgrad_limit_ms=", &v)) {
       Flags().limit_ms = std::atof(std::string(v).c_str());
     } else {
@@ -100,6 +110,22 @@ void ParseOwnFlags(int* argc, char** argv) {
 }
 
 size_t ChunkFlag() { return Flags().chunk; }
+
+std::vector<inputs::Placement> SweepPlacements() {
+  std::vector<inputs::Placement> p;
+  if (!Flags().placements.empty()) {
+    for (int k : Flags().placements) p.push_back(inputs::PlacementAt(k));
+  } else {
+    for (int k = 0; k < inputs::kDefaultPlacements; ++k) p.push_back(inputs::PlacementAt(k));
+  }
+  return p;
+}
+
+std::string PlacementsText() {
+  std::string s;
+  for (const auto& p : SweepPlacements()) s += (s.empty() ? "" : ",") + std::to_string(p.index);
+  return s;
+}
 
 // ---------------------------------------------------------------- threads, sizes
 int ThreadsAtStart() {
@@ -194,46 +220,52 @@ void CacheClear() {
   c.bytes = 0;
 }
 
-std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n) {
+std::shared_ptr<Operands> GetOperands(Op op, DType dt, size_t n, const inputs::Placement& place) {
   const std::string key = "op/" + std::string(OpName(op)) + "/" + std::string(DTypeName(dt)) + "/" +
-                          std::to_string(n);
+                          std::to_string(n) + "/" + inputs::PlacementLabel(place);
   if (auto p = CacheGet(key)) return std::static_pointer_cast<Operands>(p);
   // Make room first so that the old sets are freed before the new one is allocated.
   const size_t bytes = 3 * n * DTypeSize(dt);
   CacheReserve(bytes);
   auto ops = std::make_shared<Operands>();
   ops->n = n;
-  ops->g = Buffer(n * DTypeSize(dt));
-  ops->x = Buffer(n * DTypeSize(dt));
-  ops->out = Buffer(n * DTypeSize(dt));
-  FillG(op, dt, ops->g.data(), n);
-  FillX(op, dt, ops->x.data(), n);
-  std::memset(ops->out.data(), 0, ops->out.bytes());
+  ops->arena = inputs::PlacedArena(n * DTypeSize(dt), n * DTypeSize(dt), place);
+  ops->g = ops->arena.g();
+  ops->x = ops->arena.x();
+  ops->out = ops->arena.out();
+  FillG(op, dt, ops->g, n);
+  FillX(op, dt, ops->x, n);
+  std::memset(ops->out, 0, n * DTypeSize(dt));
   CachePut(key, ops, bytes);
   return ops;
 }
 
 namespace {
 
+// dst = a (+ s * b): a, b and dst where g, x and out sit at this placement.
 struct RoofBuffers {
-  Buffer a, b, c;
+  inputs::PlacedArena arena;
+  float* a = nullptr;
+  float* b = nullptr;
+  float* c = nullptr;
 };
 
-std::shared_ptr<RoofBuffers> GetRoofBuffers(size_t n) {
-  const std::string key = "roof/" + std::to_string(n);
+std::shared_ptr<RoofBuffers> GetRoofBuffers(size_t n, const inputs::Placement& place) {
+  const std::string key = "roof/" + std::to_string(n) + "/" + inputs::PlacementLabel(place);
   if (auto p = CacheGet(key)) return std::static_pointer_cast<RoofBuffers>(p);
   CacheReserve(12 * n);
   auto r = std::make_shared<RoofBuffers>();
-  r->a = Buffer(n * 4);
-  r->b = Buffer(n * 4);
-  r->c = Buffer(n * 4);
-  float* a = r->a.as<float>();
-  float* b = r->b.as<float>();
+  r->arena = inputs::PlacedArena(n * 4, n * 4, place);
+  r->a = static_cast<float*>(r->arena.g());
+  r->b = static_cast<float*>(r->arena.x());
+  r->c = static_cast<float*>(r->arena.out());
+  float* a = r->a;
+  float* b = r->b;
   for (size_t i = 0; i < n; ++i) {
     a[i] = static_cast<float>(i & 1023) * 0.25f;
     b[i] = 1.0f - static_cast<float>(i & 511) * 0.5f;
   }
-  std::memset(r->c.data(), 0, n * 4);
+  std::memset(r->c, 0, n * 4);
   CachePut(key, r, 12 * n);
   return r;
 }
@@ -247,9 +279,9 @@ namespace {
 // `ms` milliseconds.
 double MeasureRoof(Roof r, RoofBuffers& buf, size_t n, int threads, double ms, int samples) {
   using clock = std::chrono::steady_clock;
-  const float* a = buf.a.as<float>();
-  const float* b = buf.b.as<float>();
-  float* c = buf.c.as<float>();
+  const float* a = buf.a;
+  const float* b = buf.b;
+  float* c = buf.c;
   RunRoof(r, a, b, c, n, threads);  // warm-up (caches, pages, thread team)
   RunRoof(r, a, b, c, n, threads);
   std::vector<double> rates;
@@ -287,11 +319,15 @@ double LimitBytesPerSecond(size_t n, int threads) {
     for (int t : ThreadCounts())
       if (t < threads) best = std::max(best, LimitBytesPerSecond(n, t));
   }
-  auto buf = GetRoofBuffers(n);
   const double ms = Flags().limit_ms;
-  const double plain = MeasureRoof(Roof::kStreamPlain, *buf, n, threads, ms, 7);
-  const double nt = MeasureRoof(Roof::kStreamNt, *buf, n, threads, ms, 7);
-  best = std::max(best, std::max(plain, nt));
+  for (const auto& place : SweepPlacements()) {
+    inputs::RunAtStackOffset(place, [&] {
+      auto buf = GetRoofBuffers(n, place);
+      const double plain = MeasureRoof(Roof::kStreamPlain, *buf, n, threads, ms, 7);
+      const double nt = MeasureRoof(Roof::kStreamNt, *buf, n, threads, ms, 7);
+      best = std::max(best, std::max(plain, nt));
+    });
+  }
   std::lock_guard<std::mutex> lock(mu);
   memo[{n, threads}] = best;
   return best;
@@ -314,8 +350,15 @@ void SetCounters(benchmark::State& st, double seconds, double bytes_per_call, do
                                                             benchmark::Counter::kIs1024);
 }
 
-std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads) {
-  return kind + "/" + subject + "/n:" + std::to_string(n) + "/thr:" + std::to_string(threads);
+std::string BenchName(const std::string& kind, const std::string& subject, size_t n, int threads,
+                      const inputs::Placement& place) {
+  return kind + "/" + subject + "/n:" + std::to_string(n) + "/thr:" + std::to_string(threads) +
+         "/place:" + std::to_string(place.index);
+}
+
+void SetPlacement(benchmark::State& st, const inputs::Placement& place) {
+  st.counters["placement"] = benchmark::Counter(double(place.index));
+  st.SetLabel(inputs::PlacementLabel(place));
 }
 
 // ---------------------------------------------------------------- roof benchmarks
@@ -323,16 +366,19 @@ void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<
   for (Roof r : {Roof::kMemcpy, Roof::kStreamPlain, Roof::kStreamNt}) {
     for (size_t n : sizes) {
       for (int t : threads) {
-        benchmark::RegisterBenchmark(BenchName("roof", RoofName(r), n, t).c_str(),
-                                     [r, n, t](benchmark::State& st) {
-                                       auto buf = GetRoofBuffers(n);
-                                       const float* a = buf->a.as<float>();
-                                       const float* b = buf->b.as<float>();
-                                       float* c = buf->c.as<float>();
-                                       RunRoof(r, a, b, c, n, t);
-                                       const double s = TimedLoop(st, [&] { RunRoof(r, a, b, c, n, t); });
-                                       SetCounters(st, s, RoofBytes(r, n), static_cast<double>(n), n, t);
-                                     });
+        for (const auto& place : SweepPlacements()) {
+          benchmark::RegisterBenchmark(BenchName("roof", RoofName(r), n, t, place).c_str(),
+                                       [r, n, t, place](benchmark::State& st) {
+                                         inputs::RunAtStackOffset(place, [&] {
+                                         auto buf = GetRoofBuffers(n, place);
+                                         RunRoof(r, buf->a, buf->b, buf->c, n, t);
+                                         const double s =
+                                             TimedLoop(st, [&] { RunRoof(r, buf->a, buf->b, buf->c, n, t); });
+                                         SetCounters(st, s, RoofBytes(r, n), static_cast<double>(n), n, t);
+                                         SetPlacement(st, place);
+                                         });
+                                       });
+        }
       }
     }
   }

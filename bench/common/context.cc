@@ -104,6 +104,7 @@ void AddContext(const ContextInfo& info) {
   benchmark::AddCustomContext("actgrad_peers", info.peers.empty() ? "none" : info.peers);
   benchmark::AddCustomContext("actgrad_binary", info.binary);
   benchmark::AddCustomContext("actgrad_max_threads", std::to_string(ThreadsAtStart()));
+  benchmark::AddCustomContext("actgrad_placements", PlacementsText());
   benchmark::AddCustomContext("actgrad_stream_isa", StreamIsa(false) + " / " + StreamIsa(true));
   benchmark::AddCustomContext(
       "actgrad_limit_method",

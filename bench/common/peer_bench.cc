@@ -1,5 +1,5 @@
 // peer/<peer>.<op>.<dtype>/n:N/thr:T: the peers on the same operands as our
-// kernels (GetOperands), with the same counters.
+// kernels (GetOperands) at the same placements, with the same counters.
 #include <memory>
 #include <vector>
 
@@ -36,19 +36,25 @@ void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<
             peer->Name() + "." + std::string(OpName(op)) + "." + std::string(DTypeName(dt));
         for (size_t n : sizes) {
           for (int t : threads) {
-            benchmark::RegisterBenchmark(
-                BenchName("peer", subject, n, t).c_str(), [peer, op, dt, n, t, params](benchmark::State& st) {
-                  auto ops = GetOperands(op, dt, n);
-                  auto fn = peer->Prepare(op, dt, n, ops->g.data(), ops->x.data(), ops->out.data(), params, t);
-                  if (!fn) {
-                    st.SkipWithError("peer does not support this case");
-                    return;
-                  }
-                  fn();  // warm-up: caches, thread team, lazy initialisation
-                  const double s = TimedLoop(st, fn);
-                  const double es = static_cast<double>(DTypeSize(dt));
-                  SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, t);
-                });
+            for (const auto& place : SweepPlacements()) {
+              benchmark::RegisterBenchmark(
+                  BenchName("peer", subject, n, t, place).c_str(),
+                  [peer, op, dt, n, t, params, place](benchmark::State& st) {
+                    inputs::RunAtStackOffset(place, [&] {
+                    auto ops = GetOperands(op, dt, n, place);
+                    auto fn = peer->Prepare(op, dt, n, ops->g, ops->x, ops->out, params, t);
+                    if (!fn) {
+                      st.SkipWithError("peer does not support this case");
+                      return;
+                    }
+                    fn();  // warm-up: caches, thread team, lazy initialisation
+                    const double s = TimedLoop(st, fn);
+                    const double es = static_cast<double>(DTypeSize(dt));
+                    SetCounters(st, s, 3.0 * es * static_cast<double>(n), static_cast<double>(n), n, t);
+                    SetPlacement(st, place);
+                    });
+                  });
+            }
           }
         }
       }

@@ -1,7 +1,7 @@
 # Stand-in for actgrad-bench / actgrad-bench-variants in the scripts/bench
 # tests (the test writes it out with a #! line). It answers
 # --benchmark_list_tests=true with the benchmark names of the real programs'
-# scheme for --actgrad_sizes/--actgrad_threads, filtered by --benchmark_filter
+# scheme for --actgrad_sizes/--actgrad_threads/--actgrad_placements, filtered by --benchmark_filter
 # (a regular expression search, as Google Benchmark does), logs every call to
 # $FAKE_BENCH_LOG, and fails any other call: the tests run nothing.
 import json
@@ -15,9 +15,10 @@ DTYPES = ["f32", "f16", "bf16"]
 prog = os.path.basename(sys.argv[0])
 opts = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 names = []
+places = opts.get("--actgrad_placements", "0,1,2,3").split(",")
 for n in opts.get("--actgrad_sizes", "65536").split(","):
-    for t in opts.get("--actgrad_threads", "1").split(","):
-        tail = f"/n:{n}/thr:{t}"
+    for t, k in ((t, k) for t in opts.get("--actgrad_threads", "1").split(",") for k in places):
+        tail = f"/n:{n}/thr:{t}/place:{k}"
         names += [f"roof/{r}{tail}" for r in ("memcpy", "stream_plain", "stream_nt")]
         for op in OPS:
             for dt in DTYPES:

@@ -62,7 +62,7 @@ def assert_nothing_built_or_run(env):
         assert "--benchmark_list_tests=true" in c["args"], f"a benchmark run: {c}"
 
 
-NAME = re.compile(r"^(roof|api|peer|variant)/([^/]+)/n:(\d+)/thr:(\d+)$")
+NAME = re.compile(r"^(roof|api|peer|variant)/([^/]+)/n:(\d+)/thr:(\d+)/place:\d+$")
 
 
 def parse(names):
@@ -105,7 +105,28 @@ def test_dry_run_lists_only_the_selection(env):
     assert kinds == {"roof", "api", "peer", "variant"}
     # The flags carry the selection.
     assert f"--actgrad_sizes={N64K},{N16M}" in r.stdout and "--actgrad_threads=1,2" in r.stdout
-    assert "--benchmark_repetitions=5" in r.stdout
+    assert "--benchmark_repetitions=2" in r.stdout  # per placement and process
+    # The API and peer comparisons in two processes, the variant sweep in one;
+    # every benchmark on the four default placements.
+    assert re.search(r"actgrad-bench: \d+ benchmarks .* x 2 process", r.stdout), r.stdout
+    assert re.search(r"actgrad-bench-variants: \d+ benchmarks .* x 1 process", r.stdout), r.stdout
+    assert {name.rsplit("/place:", 1)[1] for name in api + var} == {"0", "1", "2", "3"}
+
+
+def test_placements_flag_selects_placements(env):
+    r = run_bench(env, "--dry-run", "--ops", "selu_bwd", "--dtypes", "f32", "--placements", "2",
+                  "--processes", "3")
+    assert r.returncode == 0, r.stderr
+    assert "--actgrad_placements=2" in r.stdout
+    assert re.search(r"actgrad-bench: \d+ benchmarks .* x 3 process", r.stdout), r.stdout
+    names = listed(env, "actgrad-bench") + listed(env, "actgrad-bench-variants")
+    assert names and all(name.endswith("/place:2") for name in names)
+
+
+@pytest.mark.parametrize("bad", [["--placements", "x"], ["--placements", "-1"], ["--processes", "0"]])
+def test_bad_placement_flags_are_usage_errors(env, bad):
+    r = run_bench(env, "--dry-run", *bad)
+    assert r.returncode == 2 and "usage" in r.stderr.lower(), r.stderr
 
 
 def test_quick_dry_run(env):

@@ -7,9 +7,13 @@ docs/performance.md. Python standard library only.
     python3 bench/goals.py results/<date>-<host>.json [more.json ...]
         [--accuracy docs/accuracy.json] [--markdown] [--figures] [--goals]
 
-Figures per benchmark are medians over repetitions (the "median" aggregate
-when present, else the median of the repetitions in the file); cv is the
-coefficient of variation of bytes_per_second (or of real_time).
+Figures per benchmark are medians over all its samples: the repetitions of
+every placement (a name's /place:<k> segment, stripped by reports/names.py's
+strip_placement, the one rule) and every process (actgrad_process, when
+scripts/bench merged several runs); a file with aggregates only gives the
+median of the per-placement "median" aggregates. cv is the coefficient of
+variation of bytes_per_second (or of items_per_second) over those samples
+(aggregates only: the median of the per-placement cv aggregates).
 
 "% of limit" is 100 x bytes_per_second / the best of the roof/stream_plain
 and roof/stream_nt medians of the same n and threads in the results (the
@@ -37,9 +41,13 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from reports.names import strip_placement  # noqa: E402  (standard library only, like this script)
 
 NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
 OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
@@ -65,7 +73,8 @@ def read_json(path):
 def load(paths):
     """Returns (context, {(binary, run_name): {"median": {...}, "cv": {...}, "reps": int}}).
     binary: the entry's "actgrad_binary" (set by scripts/bench when it merges
-    the two programs' results) or the file's context actgrad_binary."""
+    the two programs' results) or the file's context actgrad_binary; run_name
+    without its /place:<k>: placements and processes are samples of one benchmark."""
     context = {}
     reps = {}
     aggs = {}
@@ -79,31 +88,37 @@ def load(paths):
         for b in data.get("benchmarks", []):
             if b.get("error_occurred"):
                 continue
-            key = (b.get("actgrad_binary", default_binary), b.get("run_name", b["name"]))
+            key = (b.get("actgrad_binary", default_binary), strip_placement(b.get("run_name", b["name"]))[0])
             if b.get("run_type") == "aggregate":
-                aggs.setdefault(key, {})[b.get("aggregate_name")] = b
+                aggs.setdefault(key, {}).setdefault(b.get("aggregate_name"), []).append(b)
             else:
                 reps.setdefault(key, []).append(b)
     keys = ("bytes_per_second", "items_per_second", "pct_of_bandwidth",
             "pct_of_bandwidth_same_bytes", "roof_bytes_per_second", "real_time")
     out = {}
     for key in set(reps) | set(aggs):
-        med, cv = {}, {}
-        a = aggs.get(key, {})
-        rs = reps.get(key, [])
-        for k in keys:
-            if "median" in a and k in a["median"]:
-                med[k] = a["median"][k]
-            elif rs and all(k in r for r in rs):
-                med[k] = statistics.median(r[k] for r in rs)
-            if "cv" in a and k in a["cv"]:
-                cv[k] = a["cv"][k]
-            elif len(rs) > 1 and all(k in r for r in rs):
-                m = statistics.mean(r[k] for r in rs)
-                cv[k] = statistics.stdev(r[k] for r in rs) / m if m else 0.0
+        med, cv = summarize(reps.get(key, []), aggs.get(key, {}), keys)
         if med:
-            out[key] = {"median": med, "cv": cv, "reps": max(len(rs), 1), "binary": key[0]}
+            out[key] = {"median": med, "cv": cv, "reps": max(len(reps.get(key, [])), 1), "binary": key[0]}
     return context, out
+
+
+def summarize(rs, a, keys):
+    """({key: median}, {key: cv}) of one benchmark: over its repetitions (every
+    placement and process) when the file has them, else over its per-placement
+    aggregates (a: {aggregate name: [rows]}; one row per placement and process)."""
+    med, cv = {}, {}
+    for k in keys:
+        if rs and all(k in r for r in rs):
+            med[k] = statistics.median(r[k] for r in rs)
+        elif a.get("median") and all(k in r for r in a["median"]):
+            med[k] = statistics.median(r[k] for r in a["median"])
+        if len(rs) > 1 and all(k in r for r in rs):
+            m = statistics.mean(r[k] for r in rs)
+            cv[k] = statistics.stdev(r[k] for r in rs) / m if m else 0.0
+        elif a.get("cv") and all(k in r for r in a["cv"]):
+            cv[k] = statistics.median(r[k] for r in a["cv"])
+    return med, cv
 
 
 def index(results):
@@ -441,7 +456,8 @@ def report(args):
     print(("**Context:** " if md else "Context: ") +
           ", ".join(f"{k}={context.get(k, '?')}" for k in
                     ("actgrad_cpu_model", "actgrad_machine_id", "actgrad_compiler", "actgrad_build_type",
-                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "date",
+                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "actgrad_processes",
+                     "actgrad_placements", "date",
                      "actgrad_load_average_start", "actgrad_load_average_end", "actgrad_command")
                     if k in context))
     print()

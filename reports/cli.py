@@ -1,5 +1,6 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
+Subcommands: plot, compare, stability, record, dashboard, synth.
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
 significant regression, 2 bad input: a bad file, option, --db or output path,
 or an error of the database itself (read-only, corrupt, unreachable); one line
@@ -40,6 +41,16 @@ def _regex(text, flag):
     return text
 
 
+def _indices(text):
+    try:
+        out = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of placement indices (e.g. 0,1,2,3)")
+    if any(k < 0 for k in out):
+        raise argparse.ArgumentTypeError(f"{text!r}: placement indices are >= 0")
+    return out
+
+
 def cmd_plot(a):
     from . import report
     index, nfig, skipped, notes = report.build(a.files, a.out)
@@ -55,6 +66,11 @@ def cmd_compare(a):
     from . import compare
     _regex(a.filter, "--filter")
     return compare.run(a)
+
+
+def cmd_stability(a):
+    from . import stability
+    return stability.run(a)
 
 
 def _resolve(run, doc, a):
@@ -115,7 +131,8 @@ def cmd_synth(a):
     import json
     if a.what == "run":
         doc = synth.make_run(seed=a.seed, scale=1.0 + a.slowdown, reps=a.reps, noise=a.noise, commit=a.commit,
-                             machine=a.machine, aggregates_only=a.aggregates_only)
+                             machine=a.machine, aggregates_only=a.aggregates_only,
+                             placements=a.placements, processes=a.processes)
         atomic.write_text(a.out, json.dumps(doc, indent=1))
     elif a.what == "table":
         atomic.write_text(a.out, json.dumps(synth.make_table(), indent=1))
@@ -166,6 +183,16 @@ def parser():
                    help="count a slowdown beyond the threshold as a regression even without repetitions to test")
     s.set_defaults(fn=cmd_compare)
 
+    s = sub.add_parser("stability", help="ours/peer ratios across several whole runs",
+                       description="For every ours/peer ratio the speed goals use (api/<op>.<dtype>.contig.phase2 "
+                       "over the faster peer, bench/goals.py), each run's ratio, the median and the largest "
+                       "deviation from it. Exit 0, or 2 on bad input.")
+    s.add_argument("files", nargs="+", metavar="RUN.json", help="two or more scripts/bench result files")
+    s.add_argument("--tolerance", default="5%", help="the summary counts ratios within this of their median "
+                   "(default 5%%)")
+    s.add_argument("--md", metavar="FILE", help="also write the table as markdown (for docs/performance.md)")
+    s.set_defaults(fn=cmd_stability)
+
     s = sub.add_parser("record", help="store runs in the history database",
                        description="Store runs in the history database (SQLite file by default, or "
                        "postgresql://...). Recording the same run twice stores it once.")
@@ -200,6 +227,10 @@ def parser():
     s.add_argument("--noise", type=float, default=0.01, help="relative noise (default 0.01)")
     s.add_argument("--reps", type=int, default=5)
     s.add_argument("--aggregates-only", action="store_true")
+    s.add_argument("--placements", type=_indices, help="run: measure every benchmark at these placements "
+                   "(e.g. 0,1,2,3; names get /place:k)")
+    s.add_argument("--processes", type=int, default=1, help="run: merged runs of this many processes "
+                   "(actgrad_process)")
     s.add_argument("--commit", default="c000")
     s.add_argument("--machine", default="genuineintel-6-143")
     s.add_argument("--commits", type=int, default=24)

@@ -6,6 +6,14 @@ verdict. A regression needs both: p < alpha and a slowdown beyond the
 threshold. Files holding only aggregates get "no test (aggregates only)":
 their change is shown, and it counts as a regression only with
 ``--fail-untested``.
+
+Placements (``/place:k``) and processes (``actgrad_process``) are samples of
+one benchmark: the medians and the U test take every iteration row of every
+placement and process. When exactly one side has two states
+(``stats.two_states``), the benchmark is "not comparable": its change says
+which state each side happened to land in more often, not what the code did;
+it never counts as a regression. When both sides have two states the medians
+are compared as usual, with a note.
 """
 
 import json
@@ -15,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 from . import atomic, gbench
 from .errors import InputError
+from .stability import two_state_of
 from .stats import geomean, mannwhitney
 
 MIN_REPETITIONS = 2
@@ -27,6 +36,7 @@ FASTER_NS = "faster, not significant"
 SLOWER_UNTESTED = "slower (untested)"
 FASTER_UNTESTED = "faster (untested)"
 SMALL = "within threshold"
+NOT_COMPARABLE = "not comparable"
 
 
 @dataclass
@@ -42,6 +52,7 @@ class Row:
     n_base: int
     n_new: int
     verdict: str
+    note: str = ""         # two states: why not comparable, or that both sides have them
 
 
 def min_p_value(n1, n2):
@@ -49,7 +60,7 @@ def min_p_value(n1, n2):
     return min(1.0, 2.0 / math.comb(n1 + n2, n1))
 
 
-def parse_threshold(text):
+def parse_threshold(text, flag="--threshold"):
     """'5%', '5' -> 0.05; '0.5%' -> 0.005."""
     t = str(text).strip()
     if t.endswith("%"):
@@ -57,9 +68,9 @@ def parse_threshold(text):
     try:
         v = float(t)
     except ValueError:
-        raise InputError("--threshold", f"{text!r} is not a percentage (e.g. 5%)")
+        raise InputError(flag, f"{text!r} is not a percentage (e.g. 5%)")
     if not (0 <= v < 1000) or math.isnan(v):
-        raise InputError("--threshold", f"{text!r} is out of range")
+        raise InputError(flag, f"{text!r} is out of range")
     return v / 100.0
 
 
@@ -116,9 +127,10 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
                 verdict = FASTER_UNTESTED
             else:
                 verdict = SAME
+        verdict, note = _two_state_verdict(bb, nb, metric, verdict)
         rows.append(Row(name=name, kind=bb.parsed.kind, base=b0, new=b1, ratio=ratio, change=change,
-                        p_value=p, test=test, n_base=len(s0) or (bb.repetitions or 0),
-                        n_new=len(s1) or (nb.repetitions or 0), verdict=verdict))
+                        p_value=p, test=test, n_base=bb.sample_count(metric), n_new=nb.sample_count(metric),
+                        verdict=verdict, note=note))
     only_base = [n for n in base.benches if n not in new.benches and (not rx or rx.search(n))]
     only_new = [n for n in new.benches if n not in base.benches and (not rx or rx.search(n))]
     if not rows:
@@ -126,19 +138,33 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
                          + (f" matching --filter {name_filter!r}" if rx else "")
                          + f" ({len(base.benches)} vs {len(new.benches)} benchmarks)")
     by_kind = {}
-    for r in rows:
+    comparable = [r for r in rows if r.verdict != NOT_COMPARABLE]    # two states: their ratio is luck
+    for r in comparable:
         by_kind.setdefault(r.kind, []).append(r.ratio)
     summary = {
-        "all": geomean([r.ratio for r in rows]),
+        "all": geomean([r.ratio for r in comparable]),
         "by_kind": {k: geomean(v) for k, v in sorted(by_kind.items())},
-        "count": len(rows),
+        "count": len(comparable),
         "regressions": [r.name for r in rows if r.verdict == REGRESSION],
         "improvements": [r.name for r in rows if r.verdict == IMPROVEMENT],
         "untested_slower": [r.name for r in rows if r.verdict == SLOWER_UNTESTED],
+        "not_comparable": [r.name for r in rows if r.verdict == NOT_COMPARABLE],
         "only_in_base": only_base,
         "only_in_new": only_new,
     }
     return rows, summary
+
+
+def _two_state_verdict(base, new, metric, verdict):
+    """(verdict, note): "not comparable" when exactly one side has two states."""
+    t0, _ = two_state_of(base, metric)
+    t1, _ = two_state_of(new, metric)
+    if t0 and t1:
+        return verdict, f"both sides have two states (base {t0.describe()}, new {t1.describe()}); medians compared"
+    if t0 or t1:
+        side, t = ("base", t0) if t0 else ("new", t1)
+        return NOT_COMPARABLE, f"{side} has two states ({t.describe()})"
+    return verdict, ""
 
 
 def fmt_time(ns):
@@ -163,7 +189,8 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
     for r in rows:
         table.append((r.name, fmt_time(r.base), fmt_time(r.new), fmt_pct(r.change),
                       "-" if r.p_value is None else f"{r.p_value:.3g}",
-                      r.test + ("" if r.p_value is None else f" {r.n_base}v{r.n_new}"), r.verdict))
+                      r.test + ("" if r.p_value is None else f" {r.n_base}v{r.n_new}"),
+                      r.verdict + (f": {r.note}" if r.verdict == NOT_COMPARABLE else "")))
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
     widths[0] = min(widths[0], 80)
 
@@ -178,8 +205,10 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
     out.extend(line(t) for t in table)
     out.append("")
     g = summary["all"]
-    out.append(f"geometric mean of time ratios new/base over {summary['count']} benchmarks: "
-               f"{g:.4f} ({fmt_pct(g - 1)})")
+    left_out = len(summary["not_comparable"])
+    out.append(f"geometric mean of time ratios new/base over {summary['count']} benchmarks"
+               + (f" ({left_out} not comparable left out)" if left_out else "") + ": "
+               + (f"{g:.4f} ({fmt_pct(g - 1)})" if g is not None else "none"))
     for k, v in summary["by_kind"].items():
         out.append(f"  {k:8s} {v:.4f} ({fmt_pct(v - 1)})")
     if summary["only_in_base"]:
@@ -196,6 +225,14 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
                for r in regs)
     out.append(f"improvements ({len(imps)}):" + ("" if imps else " none"))
     out.extend(f"  {r.name}  {fmt_pct(r.change)}  p={r.p_value:.3g}" for r in imps)
+    odd = [r for r in rows if r.verdict == NOT_COMPARABLE]
+    if odd:
+        out.append(f"not comparable ({len(odd)}; not counted as regressions):")
+        out.extend(f"  {r.name}  {r.note}" for r in odd)
+    both = [r for r in rows if r.note and r.verdict != NOT_COMPARABLE]
+    if both:
+        out.append(f"two states on both sides ({len(both)}; medians compared):")
+        out.extend(f"  {r.name}  {r.note}" for r in both)
     if summary["untested_slower"]:
         out.append(f"slower beyond the threshold but untested for want of repetitions "
                    f"({len(summary['untested_slower'])}); rerun with --benchmark_repetitions=5 or more on both "
@@ -218,7 +255,7 @@ def to_json(rows, summary, base_path, new_path, threshold, alpha, metric, exit_c
         "verdict": "regression" if exit_code == 1 else "ok", "exit_code": exit_code,
         "geomean": {"all": summary["all"], "by_kind": summary["by_kind"]},
         "regressions": summary["regressions"], "improvements": summary["improvements"],
-        "untested_slower": summary["untested_slower"],
+        "untested_slower": summary["untested_slower"], "not_comparable": summary["not_comparable"],
         "only_in_base": summary["only_in_base"], "only_in_new": summary["only_in_new"],
         "benchmarks": [{k: clean(v) for k, v in asdict(r).items()} for r in rows],
     }, indent=2) + "\n"

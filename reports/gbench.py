@@ -11,6 +11,13 @@ Handles
   rows) or ``--benchmark_display_aggregates_only`` (both kinds);
 - time units ns, us, ms, s (times are converted to nanoseconds);
 - rows with ``error_occurred`` or ``skipped`` are left out (with a note).
+
+Placements and processes (docs/conventions.md): a name's ``/place:<k>``
+segment and a row's ``actgrad_process`` (scripts/bench merges several process
+runs into one file) say where a sample was measured; they are samples of ONE
+benchmark. A Bench is keyed by the name without ``/place:k``; its samples are
+the iteration rows of every placement and process, each with its ``Where``.
+Files without either are one placement (None) and one process (0).
 """
 
 import json
@@ -31,18 +38,29 @@ MAX_DEPTH = 64          # JSON nesting we accept; Google Benchmark's is 3, a til
 _AGG_SUFFIX = re.compile(r"^(?P<base>.+)_(?P<agg>mean|median|stddev|cv)$")
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where one sample (or one group of aggregates) was measured."""
+    placement: int = None   # k of the name's /place:k; None when the name has none
+    process: int = 0        # the row's actgrad_process (0 in a one-process file)
+    binary: str = ""        # the row's actgrad_binary (scripts/bench: which program)
+
+
 @dataclass
 class Bench:
-    """All rows of one benchmark (one run_name) in one file."""
+    """All rows of one benchmark (one run_name without /place:k) in one file."""
     name: str
     parsed: names_mod.Name
     samples: dict = field(default_factory=dict)      # metric -> [values] (iteration rows)
-    aggregates: dict = field(default_factory=dict)   # aggregate name -> {metric: value}
+    where: dict = field(default_factory=dict)        # metric -> [Where], aligned with samples
+    aggregates: dict = field(default_factory=dict)   # aggregate name -> {metric: value}, median over groups
+    group_aggregates: dict = field(default_factory=dict)   # Where -> {aggregate name: {metric: value}}
     repetitions: int = None
     threads: int = None
 
     def center(self, metric="real_time"):
-        """Median of the repetitions, else the median aggregate, else the mean."""
+        """Median of all samples (every placement and process), else the median
+        aggregate (the median of the per-placement medians), else the mean."""
         vals = self.samples.get(metric)
         if vals:
             return statistics.median(vals)
@@ -57,6 +75,44 @@ class Bench:
 
     def has(self, metric):
         return bool(self.samples.get(metric)) or any(metric in a for a in self.aggregates.values())
+
+    def sample_count(self, metric="real_time"):
+        """Samples behind the center: the iteration rows, else repetitions x aggregate groups."""
+        return len(self.samples.get(metric, [])) or (self.repetitions or 0) * len(self.group_aggregates)
+
+    def cells(self, metric="real_time"):
+        """{Where: [values]}: the samples of each (program, process, placement); with
+        aggregates only, each group's median (else mean) aggregate as its one value."""
+        out = {}
+        if self.samples.get(metric):
+            for w, v in zip(self.where[metric], self.samples[metric]):
+                out.setdefault(w, []).append(v)
+            return out
+        for w, aggs in self.group_aggregates.items():
+            v = aggs.get("median", {}).get(metric, aggs.get("mean", {}).get(metric))
+            if v is not None:
+                out[w] = [v]
+        return out
+
+    def by_placement(self, metric="real_time"):
+        """{placement: [values]} over every process (placement None: names without /place:k)."""
+        return self._grouped(metric, lambda w: w.placement)
+
+    def by_process(self, metric="real_time"):
+        """{process: [values]} over every placement. The key is actgrad_process, or
+        "<binary>:<process>" when the benchmark comes from several programs (the roof)."""
+        several = len({w.binary for w in self.wheres()}) > 1
+        return self._grouped(metric, lambda w: f"{w.binary}:{w.process}" if several else w.process)
+
+    def wheres(self):
+        """Every (program, process, placement) this benchmark has rows of."""
+        return set(self.group_aggregates) | {w for ws in self.where.values() for w in ws}
+
+    def _grouped(self, metric, key):
+        out = {}
+        for w, vals in self.cells(metric).items():
+            out.setdefault(key(w), []).extend(vals)
+        return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, str(kv[0]).zfill(8))))
 
 
 @dataclass
@@ -73,6 +129,11 @@ class Run:
     @property
     def commit(self):
         return self.context.get("actgrad_git_commit")
+
+    @property
+    def merged(self):
+        """True when some benchmark was measured at several placements or in several processes."""
+        return any(len(b.wheres()) > 1 for b in self.benches.values())
 
 
 def read_json(path):
@@ -166,7 +227,6 @@ def parse(doc, path):
     has_run_type = any(isinstance(r, dict) and "run_type" in r for r in rows)
     benches = {}
     notes = []
-    ordinal = {}
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise InputError(path, f"benchmarks[{i}] is {type(row).__name__}, not an object")
@@ -210,6 +270,7 @@ def parse(doc, path):
             if key in TIME_METRICS and not percentage:
                 v *= scale
             values[key] = v
+        base, where = _where(path, name, base, row)
         b = benches.get(base)
         if b is None:
             b = benches[base] = Bench(name=base, parsed=names_mod.parse(base))
@@ -219,14 +280,58 @@ def parse(doc, path):
         if isinstance(row.get("threads"), int):
             b.threads = row["threads"]
         if agg:
-            b.aggregates.setdefault(agg, {}).update(values)
+            b.group_aggregates.setdefault(where, {}).setdefault(agg, {}).update(values)
         else:
-            ordinal[base] = ordinal.get(base, 0) + 1
             for k, v in values.items():
                 b.samples.setdefault(k, []).append(v)
+                b.where.setdefault(k, []).append(where)
     if not benches:
         raise InputError(path, "empty run: every benchmark reported an error")
+    for b in benches.values():
+        b.aggregates = _combine(b.group_aggregates)
     return Run(path=str(path), context=context, benches=benches, notes=notes)
+
+
+MAX_INDEX = 2 ** 31      # a process or placement index fits the history's INTEGER columns
+
+
+def _is_index(v):
+    """0, 1, 2, ... (also as 2.0: counters are doubles)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return (isinstance(v, int) or v.is_integer()) and 0 <= v < MAX_INDEX
+
+
+def _index(path, name, row, key):
+    """A non-negative integer field of a row (actgrad_process), or None when absent."""
+    v = row.get(key)
+    if v is None:
+        return None
+    if not _is_index(v):
+        raise InputError(path, f"benchmark '{name}': '{key}' is {v!r}, not an index (0, 1, ...)")
+    return int(v)
+
+
+def _where(path, name, run_name, row):
+    """(the benchmark's name without /place:k, the Where of this row)."""
+    base, placement = names_mod.strip_placement(run_name)
+    if placement is None:   # the name is the contract; the user counter only stands in for it
+        counter = row.get("placement")
+        if _is_index(counter):
+            placement = int(counter)
+    process = _index(path, name, row, "actgrad_process")
+    binary = row.get("actgrad_binary")
+    return base, Where(placement=placement, process=process or 0, binary=binary if isinstance(binary, str) else "")
+
+
+def _combine(groups):
+    """Per aggregate name and metric, the median over the groups (one group: its value)."""
+    out = {}
+    for aggs in groups.values():
+        for agg, metrics in aggs.items():
+            for metric, v in metrics.items():
+                out.setdefault(agg, {}).setdefault(metric, []).append(v)
+    return {agg: {m: statistics.median(vs) for m, vs in metrics.items()} for agg, metrics in out.items()}
 
 
 def load(path):

@@ -9,7 +9,7 @@ checks of the path, which errors are the user's) is in dbconn.py.
 
 Tables
   runs(id, run_key UNIQUE, "commit", "date", machine_id, context, source)
-  results(run_id -> runs.id, name, metric, value, repetition)
+  results(run_id -> runs.id, name, metric, value, repetition, placement, process)
 
 ``run_key`` is the SHA-256 of the file's benchmark rows (canonical JSON), the
 machine id and the commit, so recording the same run twice stores it once.
@@ -17,6 +17,11 @@ machine id and the commit, so recording the same run twice stores it once.
 ``items_per_second`` or ``pct_of_bandwidth`` for each repetition
 (``repetition`` = 0, 1, ...), and ``<metric>_<aggregate>`` (e.g.
 ``real_time_median``) for Google Benchmark's aggregates (``repetition`` NULL).
+``name`` is the benchmark without ``/place:k``; ``placement`` (k, NULL for
+names without one) and ``process`` (``actgrad_process``, 0 for a one-process
+file) say where each sample or aggregate was measured, so a merged run's
+value is the median over all its samples (schema version 2; ``record``
+upgrades a version-1 database by adding the two columns, NULL in old rows).
 """
 
 import datetime as dt
@@ -31,7 +36,9 @@ from .dbconn import display_name, explain, is_environment_error, is_postgres, op
     sqlite_path, undo
 from .errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Columns added after version 1: (table, column, type). A writer adds the missing ones.
+MIGRATIONS = [("results", "placement", "INTEGER"), ("results", "process", "INTEGER")]
 DEFAULT_DB = os.path.join("reports", "history.sqlite")
 
 DDL = [
@@ -51,7 +58,9 @@ DDL = [
          name TEXT NOT NULL,
          metric TEXT NOT NULL,
          value DOUBLE PRECISION NOT NULL,
-         repetition INTEGER)""",
+         repetition INTEGER,
+         placement INTEGER,
+         process INTEGER)""",
     "CREATE INDEX IF NOT EXISTS results_run ON results(run_id)",
     "CREATE INDEX IF NOT EXISTS results_name_metric ON results(name, metric)",
     'CREATE INDEX IF NOT EXISTS runs_machine_date ON runs(machine_id, "date")',
@@ -189,6 +198,23 @@ class HistoryDB:
             if not self._check_version():
                 self.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
                              ("schema_version", str(SCHEMA_VERSION))).close()
+            self._migrate()
+
+    def _columns(self, table):
+        if self.dialect == "sqlite":
+            return {r[1] for r in self.query(f"PRAGMA table_info({table})")}
+        return {r[0] for r in self.query("SELECT column_name FROM information_schema.columns "
+                                         "WHERE table_schema = current_schema() AND table_name = ?", (table,))}
+
+    def _migrate(self):
+        """Upgrade an older schema in this transaction: add the missing columns, set the version.
+        PostgreSQL says IF NOT EXISTS (another writer may be migrating at the same time); SQLite
+        lacks it and needs none: BEGIN IMMEDIATE holds the database's one write lock."""
+        if_not = " IF NOT EXISTS" if self.dialect == "postgresql" else ""
+        for table, column, sqltype in MIGRATIONS:
+            if column not in self._columns(table):
+                self.execute(f"ALTER TABLE {table} ADD COLUMN{if_not} {column} {sqltype}").close()
+        self.execute("UPDATE meta SET value = ? WHERE key = ?", (str(SCHEMA_VERSION), "schema_version")).close()
 
     def commit(self):
         with self._errors("cannot write"):
@@ -229,10 +255,12 @@ class HistoryDB:
         rows = []
         for b in run.benches.values():
             for metric, vals in b.samples.items():
-                rows.extend((b.name, metric, v, i) for i, v in enumerate(vals))
-            for agg, metrics in b.aggregates.items():
-                for metric, v in metrics.items():
-                    rows.append((b.name, f"{metric}_{agg}", v, None))
+                rows.extend((b.name, metric, v, i, w.placement, w.process)
+                            for i, (v, w) in enumerate(zip(vals, b.where[metric])))
+            for w, aggs in b.group_aggregates.items():
+                for agg, metrics in aggs.items():
+                    rows.extend((b.name, f"{metric}_{agg}", v, None, w.placement, w.process)
+                                for metric, v in metrics.items())
         with self._errors("cannot write"):
             cur = self.execute(
                 'INSERT INTO runs (run_key, "commit", "date", machine_id, context, source) '
@@ -243,8 +271,8 @@ class HistoryDB:
             run_id = self.query("SELECT id FROM runs WHERE run_key = ?", (key,))[0][0]
             if inserted:
                 cur = self.conn.cursor()
-                cur.executemany(self._sql("INSERT INTO results (run_id, name, metric, value, repetition) "
-                                          "VALUES (?, ?, ?, ?, ?)"),
+                cur.executemany(self._sql("INSERT INTO results (run_id, name, metric, value, repetition, "
+                                          "placement, process) VALUES (?, ?, ?, ?, ?, ?, ?)"),
                                 [(run_id,) + r for r in rows])
                 cur.close()
         return run_id, inserted
@@ -260,8 +288,9 @@ class HistoryDB:
         """{(machine, name): [Point]} with one point per commit, oldest first.
 
         A commit's value is the median of all its repetitions (over every run
-        of that commit on that machine), else of its median (or mean)
-        aggregates. Commits are ordered by their first run's date.
+        of that commit on that machine, every placement and process), else of
+        its median (or mean) aggregates (one per placement and process).
+        Commits are ordered by their first run's date.
         """
         rows = self.query(
             'SELECT r.machine_id, r."commit", r."date", r.id, x.name, x.metric, x.value '

@@ -5,13 +5,36 @@ roof, and atlas (``atlas/<atlas variant>/n:N/tile:T``, modelled NPU time).
 Google Benchmark may append its own parts (``/repeats:5``, ``/real_time``,
 ``/threads:2``, a bare ``/1024`` argument); they are kept in ``extra``.
 Any other name (a foreign benchmark) parses as kind ``other``.
+
+A trailing ``/place:<k>`` (k >= 0) names the operand placement the benchmark
+was measured at (docs/conventions.md). It is a sample of the benchmark, not
+another benchmark: ``strip_placement`` is the one rule that removes it, and the
+identity (``base``), ``series`` and ``label`` never include it.
+
+Standard library only: bench/goals.py imports this module.
 """
+
+import re
 
 from dataclasses import dataclass, field
 
 OPS = ("selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad")
 DTYPES = ("f32", "f16", "bf16", "i32", "i8")
 KINDS = ("variant", "api", "peer", "roof", "atlas")
+_PLACE = re.compile(r"^place:(\d{1,9})$")     # at most 9 digits: fits every integer column
+
+
+def strip_placement(name):
+    """(name without its ``/place:<k>`` segment, k) or (name, None) when it has none.
+
+    Only a segment after ``<kind>/<subject>`` counts (normally the last one;
+    Google Benchmark may append its own parts after it)."""
+    parts = name.split("/")
+    for i in range(2, len(parts)):
+        m = _PLACE.match(parts[i])
+        if m:
+            return "/".join(parts[:i] + parts[i + 1:]), int(m.group(1))
+    return name, None
 
 
 @dataclass(frozen=True)
@@ -22,6 +45,7 @@ class Name:
     n: int = None
     thr: int = None
     tile: int = None
+    placement: int = None      # k of a /place:k segment, None without one
     extra: tuple = ()
     op: str = None
     dtype: str = None
@@ -40,6 +64,11 @@ class Name:
     @property
     def ours(self):
         return self.kind in KINDS
+
+    @property
+    def base(self):
+        """The benchmark's identity: the name without its placement."""
+        return strip_placement(self.full)[0]
 
     @property
     def series(self):
@@ -81,6 +110,8 @@ def parse(name):
     parts = name.split("/")
     if len(parts) < 2 or parts[0] not in KINDS:
         return Name(full=name, kind="other", subject=name)
+    base, placement = strip_placement(name)
+    parts = base.split("/")
     kind, subject = parts[0], parts[1]
     kv = {}
     extra = []
@@ -112,7 +143,7 @@ def parse(name):
                 elif s in DTYPES and "dtype" not in f:
                     f["dtype"] = s
     return Name(full=name, kind=kind, subject=subject, n=kv.get("n"), thr=kv.get("thr"),
-                tile=kv.get("tile"), extra=tuple(extra), fields=dict(f),
+                tile=kv.get("tile"), placement=placement, extra=tuple(extra), fields=dict(f),
                 **{k: v for k, v in f.items()})
 
 

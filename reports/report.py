@@ -4,7 +4,7 @@ import datetime as dt
 import os
 from collections import defaultdict
 
-from . import atomic, inputs, plots
+from . import atomic, inputs, plots, stability
 from .htmlutil import esc, page, table
 from .names import human_size
 
@@ -74,20 +74,57 @@ def build(paths, out):
         sections["atlas"] = plots.atlas_figures(points, tmp)
         if not sections["atlas"]:
             skipped.append(("Atlas NPU model", "no atlas/ benchmark in the runs"))
-        html = _index(paths, inp, points, sections, skipped, notes, pareto_rows)
+        stable = _stability(inp.runs, tmp)
+        html = _index(paths, inp, points, sections, skipped, notes, pareto_rows, stable)
         with open(os.path.join(tmp, "index.html"), "w", encoding="utf-8") as f:
             f.write(html)
     nfig = sum(len(v) for v in sections.values())
     return os.path.join(out, "index.html"), nfig, skipped, notes
 
 
-def _index(paths, inp, points, sections, skipped, notes, pareto_rows):
+def _stability(runs, out_dir):
+    """HTML of the stability tables of the merged runs (placements, processes), and stability.md
+    beside index.html with the same tables; "" when no run is merged."""
+    html, md = [], []
+    for r in runs:
+        if not r.merged:
+            continue
+        rows = stability.rows_of_run(r)
+        if not rows:
+            continue
+        name = os.path.basename(r.path)
+        flagged = sum(1 for row in rows if row[-1] != "no")
+        said = (f"{len(rows)} api and peer benchmarks of {name}, "
+                f"{r.context.get('actgrad_processes', 'one or more')} process(es); {flagged} with two states "
+                "(docs/reports.md: the rule). Times per call; spreads are (max - min) / median.")
+        html.append(f"<h3>{esc(name)}</h3><p>{esc(said)}</p>" + _stability_tables(rows, flagged))
+        md.append(f"### {name}\n\n{said}\n\n" + stability.markdown(stability.STABILITY_HEADERS, rows))
+    if not html:
+        return ""
+    with open(os.path.join(out_dir, "stability.md"), "w", encoding="utf-8") as f:
+        f.write("## Stability over placements and processes\n\n" + "\n".join(md))
+    return ('<h2 id="stability">Stability over placements and processes</h2>'
+            '<p>The same tables as markdown: <a href="stability.md">stability.md</a>.</p>' + "".join(html))
+
+
+def _stability_tables(rows, flagged, fold=30):
+    """The table; a long one folded, its two-state rows (first in rows) shown above it."""
+    def t(rs):
+        return table(stability.STABILITY_HEADERS, rs, num_cols=(1, 2, 3, 5))
+    if len(rows) <= fold:
+        return t(rows)
+    head = t(rows[:flagged]) if flagged else "<p>No benchmark has two states.</p>"
+    return head + f"<details><summary>All {len(rows)} benchmarks</summary>{t(rows)}</details>"
+
+
+def _index(paths, inp, points, sections, skipped, notes, pareto_rows, stable=""):
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     titles = {"throughput": "Throughput against size", "table": "Tuned table",
               "pareto": "Accuracy against speed", "atlas": "Atlas NPU cost model"}
     b = [f"<h1>actgrad benchmark report</h1>",
          f'<p class="muted">Generated {esc(now)} from {len(paths)} file(s).</p>', "<nav>"]
     b += [f'<a href="#{k}">{esc(v)}</a>' for k, v in titles.items() if sections.get(k)]
+    b += ['<a href="#stability">Stability</a>'] if stable else []
     b += ['<a href="#best">Best per size</a>', '<a href="#inputs">Inputs</a>', "</nav>"]
     if skipped:
         b.append('<div class="note" id="skipped"><b>Not drawn:</b><ul>' +
@@ -107,6 +144,8 @@ def _index(paths, inp, points, sections, skipped, notes, pareto_rows):
             b.append("<details><summary>Accuracy and speed table</summary>" +
                      table(["op", "dtype", "variant", "max err", "max ulp", "shippable", "GB/s", "Pareto"],
                            rows, num_cols=(3, 4, 6)) + "</details>")
+    if stable:
+        b.append(stable)
     b.append('<h2 id="best">Best variant per size</h2>')
     rows = _best_table(points)
     if rows:

@@ -30,32 +30,48 @@ def variant_names(op, dtype):
 
 def make_run(seed=0, ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, sizes=None, reps=5, noise=0.01, scale=1.0,
              scale_fn=None, commit="c000", machine="genuineintel-6-143", date=None, aggregates_only=False,
-             atlas=True, threads=(1,), unit="ns"):
+             atlas=True, threads=(1,), unit="ns", placements=None, processes=1, cell_fn=None):
     """A Google Benchmark document. scale multiplies every time (1.1 = 10 % slower);
-    scale_fn(name) -> factor for selected benchmarks."""
+    scale_fn(name) -> factor for selected benchmarks.
+
+    placements ([0, 1, 2, 3]) and processes (2): as scripts/bench writes a merged
+    run, every benchmark at each placement (``/place:k``, counter ``placement``)
+    in each process (``actgrad_process``); cell_fn(name, process, placement) ->
+    factor puts a benchmark's cells in different states (name without /place)."""
     rng = np.random.default_rng(seed)
     sizes = sizes or [4 ** k for k in range(5, 11)]
     div = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
-    rows = []
+    cells = [(proc, k) for proc in range(processes) for k in (placements or [None])]
 
-    def bench(name, n, nbytes, base_ns):
-        f = scale * (scale_fn(name) if scale_fn else 1.0)
+    def cell(name, n, nbytes, base_ns, proc, k):
+        f = scale * (scale_fn(name) if scale_fn else 1.0) * (cell_fn(name, proc, k) if cell_fn else 1.0)
         times = base_ns * f * (1 + noise * rng.standard_normal(reps))
         times = np.maximum(times, base_ns * 0.5)
+        where = {} if k is None else {"placement": k}
+        where.update({"actgrad_process": proc} if processes > 1 else {})
+        full = name if k is None else f"{name}/place:{k}"
         recs = []
         for i, t in enumerate(times):
-            recs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
+            recs.append({"name": full, "run_name": full, "run_type": "iteration", "repetitions": reps,
                          "repetition_index": i, "threads": 1, "iterations": 1000,
                          "real_time": t / div, "cpu_time": t * 1.01 / div, "time_unit": unit,
-                         "bytes_per_second": nbytes / (t * 1e-9), "items_per_second": n / (t * 1e-9)})
+                         "bytes_per_second": nbytes / (t * 1e-9), "items_per_second": n / (t * 1e-9), **where})
         aggs = []
         for agg, fn in (("mean", np.mean), ("median", np.median), ("stddev", np.std)):
             t = float(fn(times))
-            aggs.append({"name": f"{name}_{agg}", "run_name": name, "run_type": "aggregate",
+            aggs.append({"name": f"{full}_{agg}", "run_name": full, "run_type": "aggregate",
                          "repetitions": reps, "threads": 1, "aggregate_name": agg, "aggregate_unit": "time",
                          "iterations": reps, "real_time": t / div, "cpu_time": t * 1.01 / div, "time_unit": unit,
                          "bytes_per_second": nbytes / (t * 1e-9) if agg != "stddev" else 0.0,
-                         "items_per_second": n / (t * 1e-9) if agg != "stddev" else 0.0})
+                         "items_per_second": n / (t * 1e-9) if agg != "stddev" else 0.0, **where})
+        return recs, aggs
+
+    def bench(name, n, nbytes, base_ns):
+        recs, aggs = [], []
+        for proc, k in cells:
+            r, a = cell(name, n, nbytes, base_ns, proc, k)
+            recs += r
+            aggs += a
         return recs, aggs
 
     def bw(n, base):   # GB/s falling from cache to DRAM
@@ -106,8 +122,12 @@ def make_run(seed=0, ops=DEFAULT_OPS, dtypes=DEFAULT_DTYPES, sizes=None, reps=5,
             elif not r["name"].startswith("atlas/"):
                 r["pct_of_bandwidth"] = 100.0 * r["bytes_per_second"] / (bw(1, 60.0) * 1e9) if r.get("aggregate_name") != "stddev" else 0.0
         benchmarks.extend(aggs if aggregates_only else recs + aggs)
+    benchmarks.sort(key=lambda r: r.get("actgrad_process", 0))    # scripts/bench: one process after the other
     date = date or dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
-    return {"context": {"date": date.isoformat(), "host_name": "synthetic", "executable": "actgrad-bench",
+    merged = {"actgrad_processes": str(processes)} if processes > 1 else {}
+    if placements:
+        merged["actgrad_placements"] = ",".join(map(str, placements))
+    return {"context": {**merged, "date": date.isoformat(), "host_name": "synthetic", "executable": "actgrad-bench",
                         "num_cpus": 2, "mhz_per_cpu": 2000, "library_build_type": "release",
                         "actgrad_machine_id": machine, "actgrad_git_commit": commit,
                         "actgrad_cpu_model": "Synthetic CPU", "actgrad_compiler": "GNU 12.2.0",

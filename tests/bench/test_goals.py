@@ -1,7 +1,8 @@
 """bench/goals.py on a small Google Benchmark fixture: goals met and missed
 (G1 % of the in-run limit, G2/G3 ratios to the faster peer), the shipping
-choice against the best variant, benchmarks that are missing or failed, and
-files that cannot be read (a clear one-line error, no traceback)."""
+choice against the best variant, benchmarks that are missing or failed,
+files that cannot be read (a clear one-line error, no traceback), and merged
+files whose benchmarks ran at several placements in two processes."""
 
 import json
 import os
@@ -161,3 +162,63 @@ def test_missing_and_unreadable_files_are_clear_errors(results, tmp_path):
     r = run_goals(results, "--accuracy", tmp_path / "acc.json")
     assert r.returncode != 0 and "acc.json: cannot read" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# -- placements (/place:k) and processes (actgrad_process) ------------------------------------
+
+SPREAD = (0.98, 0.99, 1.01, 1.02)   # per placement: the median over them is the value itself
+
+
+def spread_over_placements(doc, aggregates_only=False):
+    """Each row of fixture_doc measured at 4 placements in 2 processes, as scripts/bench
+    merges the runs; aggregates_only: each (process, placement) as its median and cv rows."""
+    rows = []
+    for proc in (0, 1):
+        for b in doc["benchmarks"]:
+            for k, f in enumerate(SPREAD):
+                name = f"{b['name']}/place:{k}"
+                r = dict(b, name=name, run_name=name, placement=k, actgrad_process=proc)
+                for key in ("bytes_per_second", "items_per_second"):
+                    if key in r:
+                        r[key] *= f
+                if not aggregates_only:
+                    rows.append(r)
+                    continue
+                rows.append(dict(r, name=name + "_median", run_type="aggregate", aggregate_name="median"))
+                cv = {key: 0.01 * (k + 1) for key in ("bytes_per_second", "items_per_second") if key in r}
+                rows.append(dict(r, name=name + "_cv", run_type="aggregate", aggregate_name="cv", **cv))
+    return dict(doc, context=dict(doc["context"], actgrad_processes="2"), benchmarks=rows)
+
+
+@pytest.mark.parametrize("aggregates_only", [False, True])
+def test_placements_and_processes_are_samples_of_one_benchmark(tmp_path, aggregates_only):
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(fixture_doc()))
+    merged = tmp_path / "merged.json"
+    merged.write_text(json.dumps(spread_over_placements(fixture_doc(), aggregates_only)))
+    r = run_goals(merged, "--markdown", "--figures")
+    assert r.returncode == 0, r.stderr
+    rows, before = goal_rows(r.stdout), goal_rows(run_goals(plain, "--markdown").stdout)
+    # the same goals, verdicts and figures as the file without placements
+    keep = ("verdict", "target", "shipping (phase2)", "best variant")
+    assert {k: [v[c] for c in keep] for k, v in rows.items()} == {k: [v[c] for c in keep] for k, v in before.items()}
+    assert "3 of 7 goals met." in r.stdout and "actgrad_processes=2" in r.stdout
+    assert "/place:" not in r.stdout
+    cv = rows[("G2", "gelu_bwd", "f32", "64K", "1")]["cv"]
+    # over all 8 samples; with aggregates only, the median of the per-placement cv (1 %, 2 %, 3 %, 4 %)
+    assert cv == ("2.5 %" if aggregates_only else "1.7 %")
+
+
+def test_the_median_is_over_every_process(tmp_path):
+    """A peer twice as slow in one of two processes: the median of all 8 samples, not one process's."""
+    doc = spread_over_placements(fixture_doc())
+    for b in doc["benchmarks"]:
+        if b["name"].startswith("peer/torch.gelu_bwd.f32") and b["actgrad_process"] == 1:
+            b["items_per_second"] /= 2
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    rows = goal_rows(run_goals(path, "--markdown").stdout)
+    # torch: median of 0.98..1.02 (process 0) and 0.49..0.51 (process 1) = (0.51 + 0.98) / 2 = 0.745e9,
+    # so dnnl (0.8e9) is the faster peer: 3e9 / 0.8e9 = 3.75x
+    gelu = rows[("G2", "gelu_bwd", "f32", "64K", "1")]
+    assert gelu["target"] == ">= 2.5x dnnl" and gelu["shipping (phase2)"] == "3.75x"

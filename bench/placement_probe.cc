@@ -7,6 +7,7 @@
 //
 //   actgrad-placement-probe --op gelu_bwd --dtype f32 --n 65536 --vary out
 //   actgrad-placement-probe --op gelu_bwd --dtype f32 --n 65536 --vary all --step 256
+//   actgrad-placement-probe --op gelu_bwd --dtype f32 --n 65536 --vary stack --step 16 --span 256
 //
 // --vary g|x|out moves one operand; --vary all moves all three together (the
 // operands' offsets to each other stay 0, their offset to the page changes);
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
   CLI::App app{"actgrad-placement-probe: time per call against the operands' offsets within a page"};
   std::string op_name = "gelu_bwd", dtype_name = "f32", vary = "out";
   size_t n = 65536;
-  int threads = 1, reps = 5, step = 64;
+  int threads = 1, reps = 5, step = 64, span = 4096;
   double min_ms = 10;
   app.add_option("--op", op_name, "op (selu_bwd, hardswish_bwd, gelu_bwd, softshrink_bwd, logit_grad)");
   app.add_option("--dtype", dtype_name, "f32, f16 or bf16");
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"g", "x", "out", "all", "stack"}));
   app.add_option("--step", step, "bytes between offsets (a multiple of 64; of 16 for --vary stack)")
       ->check(CLI::Range(16, 4096));
+  app.add_option("--span", span, "offsets swept: 0, step, ... below span")->check(CLI::Range(16, 4096));
   app.add_option("--reps", reps, "samples per offset and subject (median)")->check(CLI::Range(1, 1000));
   app.add_option("--min-ms", min_ms, "milliseconds per sample")->check(CLI::Range(0.1, 10000.0));
   CLI11_PARSE(app, argc, argv);
@@ -99,11 +101,11 @@ int main(int argc, char** argv) {
   const actgrad::KernelChoice kc = actgrad::ChooseKernel(op, dt, params.gelu_approx, n, false);
 
   std::printf("# %s %s n=%zu threads=%d vary=%s; ours = %s; median us per call of %d x %.1f ms\n",
-              op_name.c_str(), dtype_name.c_str(), n, threads, vary.c_str(), kc.variant->name, reps, min_ms);
+              op_name.c_str(), dtype_name.c_str(), n, threads, vary.c_str(), kc.variant->name.c_str(), reps, min_ms);
   std::printf("%-8s", "offset");
   for (const auto& s : subjects) std::printf(" %10s", s.name.c_str());
   std::printf("\n");
-  for (int off = 0; off < 4096; off += step) {
+  for (int off = 0; off < span; off += step) {
     actgrad::inputs::Placement p;
     p.index = -1;
     if (vary == "g" || vary == "all") p.g = off;

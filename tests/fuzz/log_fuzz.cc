@@ -26,7 +26,7 @@ using actgrad::tune::MeasurementLog;
 
 bool Same(const LogRecord& a, const LogRecord& b) {
   return a.cell == b.cell && a.cand == b.cand && a.round == b.round && a.rep == b.rep && a.ns == b.ns &&
-         a.sec == b.sec;
+         a.sec == b.sec && a.placement == b.placement;
 }
 
 }  // namespace
@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.problems.size() != std::min(skipped, LogReplay::kMaxProblems)) Fail("a skipped line is not named");
   if (r.start_over && (r.have_header || !r.records.empty() || r.good_end != 0)) Fail("start_over with content");
   for (const auto& [key, rec] : r.records) {
-    if (rec.ns.empty() || rec.round < 0 || rec.rep < 0 || !std::isfinite(rec.sec) || rec.sec < 0)
+    if (rec.ns.empty() || rec.round < 0 || rec.rep < 0 || rec.placement < 0 || !std::isfinite(rec.sec) ||
+        rec.sec < 0)
       Fail("a bad record was kept", rec.cell);
     for (double ns : rec.ns)
       if (!std::isfinite(ns) || !(ns > 0)) Fail("a bad sample was kept", std::to_string(ns));

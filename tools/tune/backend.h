@@ -53,6 +53,14 @@ class Backend {
   // sample, outside the samples' timed cost (the budget's clock), so a cell
   // that needs larger buffers is not priced as if each sample paid for them.
   virtual void Prepare(const Cell& b) { (void)b; }
+  // Where the operands sit for the Prepare and Measure calls that follow:
+  // placement k of the documented set (tools/inputs/placement.h: byte offsets
+  // of g, x and out within their 4 KiB pages); 0 until set. A streaming
+  // kernel's time can depend on it (4K aliasing, cache-set conflicts), so the
+  // search spreads its final round over several placements. A backend whose
+  // times do not depend on where host buffers sit (a cost model, a device)
+  // keeps this default and ignores it.
+  virtual void SetPlacement(int k) { (void)k; }
   // `reps` samples of the time of one call, in nanoseconds; each sample runs
   // for at least min_seconds (a model backend ignores it).
   virtual std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double min_seconds) = 0;

@@ -27,6 +27,7 @@
 #include "tiling/machine.h"
 #include "tiling/size_cells.h"
 #include "tools/inputs/op_inputs.h"
+#include "tools/inputs/placement.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad::tune {
@@ -39,6 +40,7 @@ constexpr int64_t kInner = 1024;  // bcast: g [rows, 1024], x [1, 1024]
 // too short to pay for waking the pool; RunVariant is serial below kSerialBelow).
 constexpr uint64_t kThreadedCandidatesFrom = 4 * kSerialBelow;
 
+// The workspace of a broadcast executor (the operands are in a PlacedArena).
 struct AlignedBuf {
   void* p = nullptr;
   size_t bytes = 0;
@@ -53,14 +55,54 @@ struct AlignedBuf {
   }
 };
 
-int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
+// g, x and out at a placement of the documented set (inputs::PlacementAt),
+// movable to another placement in place. One PlacedArena holds their
+// page-aligned regions, each a page longer than the largest operand yet
+// asked for, and the operands sit at the placement's offsets within them.
+// Two costs are avoided: a placement switch moves g's and x's bytes
+// (memmove) instead of allocating and filling a new arena, and the arena is
+// replaced only to grow, not for every cell (at 64M elements a new arena
+// costs a few tenths of a second of page faults; actgrad-tune --quick took
+// 1.6x the wall time with a new arena per switch, 1.25x with one per cell).
+class PlacedOperands {
+ public:
+  static constexpr size_t kPage = 4096;
+  // Operands of g and out `bytes` long and x `x_bytes` long at placement k;
+  // the caller fills g and x. Every page is faulted in here, not while timing.
+  void Reserve(size_t bytes, size_t x_bytes, int k) {
+    if (empty() || bytes > cap_ || x_bytes > x_cap_) {
+      cap_ = std::max(cap_, bytes), x_cap_ = std::max(x_cap_, x_bytes);
+      arena_ = inputs::PlacedArena();  // free the old operands before the new ones take memory
+      arena_ = inputs::PlacedArena(cap_ + kPage, x_cap_ + kPage, inputs::PlacementAt(0));
+      std::memset(Region(arena_.g()), 0, cap_ + kPage);
+      std::memset(Region(arena_.x()), 0, x_cap_ + kPage);
+      std::memset(Region(arena_.out()), 0, cap_ + kPage);
+    }
+    bytes_ = bytes, x_bytes_ = x_bytes;
+    at_ = inputs::PlacementAt(k);
+  }
+  // The values of g and x move along; out's do not matter (the kernels write it).
+  void MoveTo(int k) {
+    const inputs::Placement p = inputs::PlacementAt(k);
+    std::memmove(Region(arena_.g()) + p.g, g(), bytes_);
+    std::memmove(Region(arena_.x()) + p.x, x(), x_bytes_);
+    at_ = p;
+  }
+  bool empty() const { return arena_.reserved_bytes() == 0; }
+  const inputs::Placement& placement() const { return at_; }
+  char* g() const { return Region(arena_.g()) + at_.g; }
+  char* x() const { return Region(arena_.x()) + at_.x; }
+  char* out() const { return Region(arena_.out()) + at_.out; }
 
-// The benchmarks' operands (tools/inputs): the tuner measures on what the
-// benchmarks time. The first `n` values of each sequence, stored in dtype t.
-void MakeValues(Op op, DType t, void* g, void* x, size_t n) {
-  inputs::GenerateOperand(op, t, inputs::Role::kG, g, n);
-  inputs::GenerateOperand(op, t, inputs::Role::kX, x, n);
-}
+ private:
+  static char* Region(void* p) { return static_cast<char*>(p); }  // page-aligned: placement 0
+  inputs::PlacedArena arena_;
+  inputs::Placement at_;
+  size_t cap_ = 0, x_cap_ = 0;      // region lengths, less the page of slack
+  size_t bytes_ = 0, x_bytes_ = 0;  // the operands' lengths
+};
+
+int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -121,10 +163,12 @@ struct CpuBackend::Impl {
   CpuBackendOptions opts;
   nlohmann::json caches = ReadCaches();
 
-  // Data of the current (op, dtype): g, x, out with `capacity` elements.
+  // The operands of the current (op, dtype): g and out with `data_n`
+  // elements, x with `data_x_n` (1024 for bcast cells).
   int data_op = -1, data_dtype = -1;
-  uint64_t capacity = 0;
-  AlignedBuf g, x, out;
+  uint64_t data_n = 0, data_x_n = 0;
+  int placement = 0;  // asked for by SetPlacement; the operands follow at the next Prepare
+  PlacedOperands operands;
 
   // Per (cell, candidate, point) state: calibration and executors.
   struct PointState {
@@ -137,37 +181,46 @@ struct CpuBackend::Impl {
     aclOpExecutor* exec = nullptr;
     AlignedBuf ws;
     uint64_t ws_size = 0;
-    ~PointState() {
+    ~PointState() { Unbind(); }
+    // The operands moved (another placement, another arena): the executor
+    // points to where they were, and where they are now is cold: warm up again.
+    void Unbind() {
       if (exec) aclDestroyAclOpExecutor(exec);
       if (tg) aclDestroyTensor(tg);
       if (tx) aclDestroyTensor(tx);
       if (to) aclDestroyTensor(to);
       if (lambd) aclDestroyScalar(lambd);
+      exec = nullptr, tg = tx = to = nullptr, lambd = nullptr;
+      warmed = false;
     }
   };
   std::string bucket_key;
   std::map<std::string, std::unique_ptr<PointState>> states;
   std::map<std::string, double> last_call;  // size -> seconds of one call (this cell)
 
+  // Makes the operands those of cell b (`need` elements) at `placement`:
+  // moved there when only the placement changed, else filled anew with this
+  // cell's length (a move after a 64M cell must not copy 512 MB for a 1K one).
   void Prepare(const Cell& b, uint64_t need) {
-    const size_t es = DTypeSize(b.dtype);
-    if (data_op == int(b.op) && data_dtype == int(b.dtype) && capacity >= need) return;
-    states.clear();  // executors point into the buffers
-    const uint64_t cap = std::max<uint64_t>(need, capacity);
-    g.Reserve(cap * es);
-    x.Reserve(cap * es);
-    out.Reserve(cap * es);
-    // A 1M-element random block, repeated: realistic, cheap for 64M.
-    const size_t block = size_t(std::min<uint64_t>(cap, uint64_t(1) << 20));
-    MakeValues(b.op, b.dtype, g.p, x.p, block);
-    for (uint64_t at = block; at < cap; at += block) {
-      const size_t m = size_t(std::min<uint64_t>(block, cap - at));
-      std::memcpy(static_cast<char*>(g.p) + at * es, g.p, m * es);
-      std::memcpy(static_cast<char*>(x.p) + at * es, x.p, m * es);
+    const uint64_t need_x = b.layout == "bcast" ? uint64_t(kInner) : need;
+    const bool same = !operands.empty() && data_op == int(b.op) && data_dtype == int(b.dtype) &&
+                      data_n == need && data_x_n == need_x;
+    if (same && operands.placement().index == placement) return;
+    for (auto& [key, st] : states) st->Unbind();
+    if (same) {
+      operands.MoveTo(placement);
+      return;
     }
+    const size_t es = DTypeSize(b.dtype);
+    operands.Reserve(size_t(need * es), size_t(need_x * es), placement);
+    // The benchmarks' operands (tools/inputs: a 1M-element pattern, tiled):
+    // the tuner measures on what the benchmarks time.
+    inputs::FillOperand(b.op, b.dtype, inputs::Role::kG, operands.g(), size_t(need));
+    inputs::FillOperand(b.op, b.dtype, inputs::Role::kX, operands.x(), size_t(need_x));
     data_op = int(b.op);
     data_dtype = int(b.dtype);
-    capacity = cap;
+    data_n = need;
+    data_x_n = need_x;
   }
 
   OpParams Params(const Cell& b) const {
@@ -184,9 +237,9 @@ struct CpuBackend::Impl {
     const int64_t gdims[2] = {rows, kInner}, gstr[2] = {kInner, 1};
     const int64_t xdims[2] = {1, kInner}, xstr[2] = {kInner, 1};
     const aclDataType t = ToAclDataType(b.dtype);
-    st->tg = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, g.p);
-    st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, x.p);
-    st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, out.p);
+    st->tg = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, operands.g());
+    st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, operands.x());
+    st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, operands.out());
     if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
     KernelChoice forced = Resolve(c);
     forced.variant = &v;
@@ -216,8 +269,55 @@ struct CpuBackend::Impl {
       if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + aclGetRecentErrMsg());
       return;
     }
-    KernelArgs a{g.p, x.p, out.p, size_t(n), Params(b), 0};
+    KernelArgs a{operands.g(), operands.x(), operands.out(), size_t(n), Params(b), 0};
     RunVariant(v, a, c.split);
+  }
+
+  // One sample of candidate c at size n: the seconds of one call, looped
+  // for at least `per_point` seconds.
+  double TimeCall(const Cell& b, const Variant& v, const Choice& c, uint64_t n, double per_point) {
+    const std::string pkey = std::to_string(n);
+    auto& st = states[c.Key() + "@" + pkey];
+    if (!st) st.reset(new PointState);
+    if (b.layout == "bcast" && !st->exec) MakeExecutor(b, v, c, n, st.get());
+    if (!st->warmed) {
+      // Warm-up once per candidate, size and placement, and calibrate the
+      // loop. When one call at this size is known to take far longer than a
+      // sample (DRAM-sized data: nothing to warm), go straight to one call per block.
+      const auto known = last_call.find(pkey);
+      if (known != last_call.end() && known->second > 2 * per_point) {
+        st->iters = 1;
+      } else {
+        auto t0 = Clock::now();
+        RunOnce(b, v, c, n, st.get());
+        double t1 = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (t1 < per_point / 4) {  // second estimate, caches and threads now warm
+          t0 = Clock::now();
+          RunOnce(b, v, c, n, st.get());
+          t1 = std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+        st->iters = std::clamp<int64_t>(int64_t(std::ceil(per_point / std::max(t1, 1e-9))), 1, 100000000);
+      }
+      st->warmed = true;
+    }
+    // The sample: up to 5 blocks of calls, the median block. A preemption
+    // (other processes share the cores) spoils one block, not the sample.
+    // A block that stalls badly ends the sample early.
+    const int64_t blocks = std::min<int64_t>(5, st->iters);
+    const int64_t per_block = (st->iters + blocks - 1) / blocks;
+    std::vector<double> block_times;
+    const auto start = Clock::now();
+    for (int64_t k = 0; k < blocks; ++k) {
+      const auto t0 = Clock::now();
+      for (int64_t i = 0; i < per_block; ++i) RunOnce(b, v, c, n, st.get());
+      const auto t1 = Clock::now();
+      block_times.push_back(std::chrono::duration<double>(t1 - t0).count() / double(per_block));
+      if (std::chrono::duration<double>(t1 - start).count() > 4 * per_point) break;
+    }
+    std::nth_element(block_times.begin(), block_times.begin() + long(block_times.size() / 2), block_times.end());
+    const double call = block_times[block_times.size() / 2];
+    last_call[pkey] = call;
+    return call;
   }
 };
 
@@ -322,6 +422,16 @@ Choice CpuBackend::Default(const Cell& b) {
   return c;
 }
 
+void CpuBackend::SetPlacement(int k) {
+  if (k < 0) throw std::invalid_argument("cpu backend: placement " + std::to_string(k) + " (0, 1, ...)");
+  impl_->placement = k;
+}
+
+CpuBackend::OperandView CpuBackend::Operands() const {
+  const PlacedOperands& o = impl_->operands;
+  return {o.g(), o.x(), o.out(), o.placement()};
+}
+
 void CpuBackend::Prepare(const Cell& b) {
   const std::vector<uint64_t> pts = Points(b);
   impl_->Prepare(b, *std::max_element(pts.begin(), pts.end()));
@@ -344,54 +454,15 @@ std::vector<double> CpuBackend::Measure(const Cell& b, const Choice& c, int reps
   }
   const double per_point = min_seconds / double(pts.size());
   std::vector<double> samples;
-  for (int r = 0; r < std::max(1, reps); ++r) {
-    double per_elem = 0;
-    for (uint64_t n : pts) {
-      const std::string pkey = std::to_string(n);
-      auto& st = m.states[c.Key() + "@" + pkey];
-      if (!st) st.reset(new Impl::PointState);
-      if (b.layout == "bcast" && !st->exec) m.MakeExecutor(b, *v, c, n, st.get());
-      if (!st->warmed) {
-        // Warm-up once per candidate and size, and calibrate the loop. When
-        // one call at this size is known to take far longer than a sample
-        // (DRAM-sized data: nothing to warm), go straight to one call per block.
-        const auto known = m.last_call.find(pkey);
-        if (known != m.last_call.end() && known->second > 2 * per_point) {
-          st->iters = 1;
-        } else {
-          auto t0 = Clock::now();
-          m.RunOnce(b, *v, c, n, st.get());
-          double t1 = std::chrono::duration<double>(Clock::now() - t0).count();
-          if (t1 < per_point / 4) {  // second estimate, caches and threads now warm
-            t0 = Clock::now();
-            m.RunOnce(b, *v, c, n, st.get());
-            t1 = std::chrono::duration<double>(Clock::now() - t0).count();
-          }
-          st->iters = std::clamp<int64_t>(int64_t(std::ceil(per_point / std::max(t1, 1e-9))), 1, 100000000);
-        }
-        st->warmed = true;
-      }
-      // The sample: up to 5 blocks of calls, the median block. A preemption
-      // (other processes share the cores) spoils one block, not the sample.
-      // A block that stalls badly ends the sample early.
-      const int64_t blocks = std::min<int64_t>(5, st->iters);
-      const int64_t per_block = (st->iters + blocks - 1) / blocks;
-      std::vector<double> block_times;
-      const auto start = Clock::now();
-      for (int64_t k = 0; k < blocks; ++k) {
-        const auto t0 = Clock::now();
-        for (int64_t i = 0; i < per_block; ++i) m.RunOnce(b, *v, c, n, st.get());
-        const auto t1 = Clock::now();
-        block_times.push_back(std::chrono::duration<double>(t1 - t0).count() / double(per_block));
-        if (std::chrono::duration<double>(t1 - start).count() > 4 * per_point) break;
-      }
-      std::nth_element(block_times.begin(), block_times.begin() + long(block_times.size() / 2), block_times.end());
-      const double call = block_times[block_times.size() / 2];
-      m.last_call[pkey] = call;
-      per_elem += call * 1e9 / double(n);
+  // The calling thread's stack at the placement's offset too, as the
+  // benchmarks time our kernels (inputs::RunAtStackOffset).
+  inputs::RunAtStackOffset(m.operands.placement(), [&] {
+    for (int r = 0; r < std::max(1, reps); ++r) {
+      double per_elem = 0;
+      for (uint64_t n : pts) per_elem += m.TimeCall(b, *v, c, n, per_point) * 1e9 / double(n);
+      samples.push_back(per_elem / double(pts.size()) * double(b.n));
     }
-    samples.push_back(per_elem / double(pts.size()) * double(b.n));
-  }
+  });
   return samples;
 }
 

@@ -1,5 +1,5 @@
 // The CPU measurement backend: times the real kernels of the variant list.
-//  - layout "contig": RunVariant on aligned buffers (the shipping fast path);
+//  - layout "contig": RunVariant (the shipping fast path);
 //  - layout "bcast": the public aclnn API (g [rows, 1024], x [1, 1024]) with
 //    ScopedKernelOverride forcing the candidate and a repeatable executor.
 // A sample loops the kernel for at least min_seconds and reports the time of
@@ -8,12 +8,16 @@
 // and reports the mean time per element times n: a choice that serves a wide
 // size range, but one that hides a crossover inside it (plain vs streaming
 // stores, one vs two threads), which is why the tables have octave cells.
+// The operands sit in an inputs::PlacedArena at the placement SetPlacement
+// chose (0 by default); a placement switch moves them in place, in Prepare
+// (untimed) when the caller calls it first, as the search does.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tools/inputs/placement.h"
 #include "tools/tune/accuracy_gate.h"
 #include "tools/tune/backend.h"
 
@@ -38,6 +42,7 @@ class CpuBackend : public Backend {
   // staged winner whose working set fills L1d, sqrt(L1d * L2) and L2.
   std::vector<Choice> SplitRefinements(const Cell& b, const Choice& best) override;
   Choice Default(const Cell& b) override;
+  void SetPlacement(int k) override;  // k >= 0 (inputs::PlacementAt)
   void Prepare(const Cell& b) override;
   // threads=N and stores=plain|nt (the two crossovers of these kernels).
   std::vector<std::string> Traits(const Choice& c) const override;
@@ -48,6 +53,15 @@ class CpuBackend : public Backend {
   // The sizes a bucket is timed at.
   std::vector<uint64_t> Points(const Cell& b) const;
   int ThreadCap() const;  // the max_threads option, else the pool's MaxThreads()
+  // Where the kernels read g and x and write out since the last Prepare or
+  // Measure (null before the first). For tests.
+  struct OperandView {
+    const void* g;
+    const void* x;
+    void* out;
+    inputs::Placement placement;
+  };
+  OperandView Operands() const;
 
  private:
   struct Impl;

@@ -65,7 +65,7 @@ void MeasurementLog::Sync() {
 
 json MeasurementLog::ToJson(const LogRecord& r) {
   return json{{"type", "m"}, {"cell", r.cell}, {"cand", r.cand}, {"round", r.round},
-              {"rep", r.rep},  {"ns", r.ns},     {"sec", r.sec}};
+              {"rep", r.rep},  {"ns", r.ns},     {"sec", r.sec},    {"placement", r.placement}};
 }
 
 bool MeasurementLog::FromJson(const json& j, LogRecord* r, std::string* why) {
@@ -112,6 +112,7 @@ bool MeasurementLog::FromJson(const json& j, LogRecord* r, std::string* why) {
   const json* sec = field("sec");
   if (!sec || !finite(*sec, false)) return fail("\"sec\" is missing or not a finite number >= 0");
   rec.sec = sec->get<double>();
+  if (field("placement") && !count("placement", &rec.placement)) return false;  // absent: 0 (older logs)
   *r = std::move(rec);
   return true;
 }

@@ -9,7 +9,11 @@
 //
 //   {"type":"header","format":"actgrad-tune-log","version":1,"config":{...}}
 //   {"type":"m","cell":"gelu_bwd/f32/none/contig/k8","cand":"<Choice::Key()>",
-//    "round":0,"rep":0,"ns":[12345.6],"sec":0.0021}
+//    "round":0,"rep":0,"ns":[12345.6],"sec":0.0021,"placement":0}
+//
+// "placement" (the operand layout of the sample, inputs::PlacementAt) is
+// optional: lines without it (logs of search_version 8 and before) read as
+// placement 0, and readers that predate it ignore it.
 //
 // A torn last line (power loss, kill during a write) is ignored and cut off
 // before new lines are appended. Other bad lines (not JSON, nested deeper
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <optional>
 #include <string>
@@ -37,6 +42,15 @@ struct LogRecord {
   int rep = 0;
   std::vector<double> ns;  // samples (ns per call)
   double sec = 0;          // wall time the measurement took (for the budget)
+  int placement = 0;       // where the operands sat (inputs::PlacementAt)
+};
+
+// A logged record that contradicts the run's settings (a log edited by hand,
+// or written by another tuner version under the same header): the run stops
+// with this message instead of replaying it or skipping its cell.
+class LogMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // What the text of a log holds (MeasurementLog::Replay).
@@ -89,7 +103,8 @@ class MeasurementLog {
   static nlohmann::json ToJson(const LogRecord& r);
   // A measurement line: "type" "m", strings cell and cand, integers round and
   // rep in 0..INT_MAX, "ns" a non-empty array of finite numbers > 0, "sec" a
-  // finite number >= 0. Nothing is converted; `why` says what is wrong.
+  // finite number >= 0, "placement" (optional, default 0) an integer in
+  // 0..INT_MAX. Nothing is converted; `why` says what is wrong.
   static bool FromJson(const nlohmann::json& j, LogRecord* r, std::string* why = nullptr);
   // Parses a log's text (`name` is used in messages); never throws (but bad_alloc).
   static LogReplay Replay(const std::string& text, const std::string& name);

@@ -269,7 +269,7 @@ int Main(int argc, char** argv) {
   std::string check_points = "both";
   double tolerance_pct = 5;
   uint64_t seed = 1;
-  int threads = 0, reps = 0;
+  int threads = 0, reps = 0, placements = 0;
   double min_ms = 0;
   app.add_option("--budget", budget_s, "Time budget, e.g. 10m, 90s, 1h (default 10m; 85s with --quick)");
   app.add_flag("--quick", quick, "Fast, coarser run (fewer variants kept by the screen, fewer repetitions)");
@@ -298,6 +298,10 @@ int Main(int argc, char** argv) {
   app.add_option("--min-ms", min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
   app.add_option("--verify", verify_path, "Re-measure TABLE's choices against the default and print the speed-ups");
   app.add_option("--reps", reps, "Samples per side in --verify (default 9; 5 with --quick)");
+  app.add_option("--placements", placements,
+                 "Operand placements (0..N-1, tools/inputs/placement.h) the final round, --check's confirmation and "
+                 "--verify spread their samples over (default 4 for the cpu backend, 1 for others; 1 = placement 0 "
+                 "only)");
   app.add_flag("--check", check,
                "Search again at the tuned sizes and between them with the shipping choice (the table the library "
                "uses: compiled-in or ACTGRAD_TILING_TABLE) as the incumbent; report how far it is from the best "
@@ -368,6 +372,14 @@ int Main(int argc, char** argv) {
     cfg.confirm_above = tolerance_pct / 100.0;
   }
   if (min_ms > 0) cfg.search.min_seconds = min_ms / 1000.0;
+  // Where the operands sit matters to host buffers only: other backends
+  // ignore placements, so their tables do not claim any by default.
+  if (placements == 0) placements = backend_name == "cpu" ? inputs::kDefaultPlacements : 1;
+  if (placements < 1 || placements > 64) {
+    std::fprintf(stderr, "actgrad-tune: --placements must be 1..64 (got %d)\n", placements);
+    return 2;
+  }
+  cfg.search.final_placements = placements;
 
   // Accuracy gate (CPU backend: only variants that pass are candidates).
   AccuracyGate gate;
@@ -519,9 +531,10 @@ int Main(int argc, char** argv) {
   if (check) {
     double load_end[3] = {0, 0, 0};
     getloadavg(load_end, 3);
-    std::printf("# actgrad-tune --check: shipping table %s (%s), %s, %s wall, load average %.2f -> %.2f\n",
-                ActiveTableName().c_str(), ActiveTable().reason.c_str(), NowUtc().c_str(),
-                FormatDuration(wall).c_str(), load_start[0], load_end[0]);
+    std::printf(
+        "# actgrad-tune --check: shipping table %s (%s), %s, %s wall, load average %.2f -> %.2f, placements %s\n",
+        ActiveTableName().c_str(), ActiveTable().reason.c_str(), NowUtc().c_str(), FormatDuration(wall).c_str(),
+        load_start[0], load_end[0], PlacementList(cfg.search.final_placements).c_str());
     std::printf("%s", FormatCheck(res, tolerance_pct / 100.0).c_str());
     return 0;
   }

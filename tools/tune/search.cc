@@ -45,6 +45,18 @@ std::vector<size_t> SeededPermutation(size_t n, uint64_t seed) {
   return p;
 }
 
+std::vector<size_t> PlacementOrder(const std::vector<int>& placements, uint64_t seed) {
+  std::vector<size_t> order = SeededPermutation(placements.size(), seed);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return placements[a] < placements[b]; });
+  return order;
+}
+
+std::string PlacementList(int count) {
+  std::string s;
+  for (int k = 0; k < std::max(count, 1); ++k) s += (k ? "," : "") + std::to_string(k);
+  return s;
+}
+
 struct Search::Slot {
   Choice cand;
   std::map<std::pair<int, int>, double> got;  // (round, rep) -> sample
@@ -64,10 +76,23 @@ struct Search::Slot {
 Search::Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop)
     : backend_(backend), log_(log), opts_(opts), stop_(stop) {}
 
+int Search::PlacementFor(int round, int rep) const {
+  const bool spread = round == kFinalRound || round == kConfirmRound;
+  return spread ? rep % std::max(1, opts_.final_placements) : 0;
+}
+
 double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                       CellOutcome* out) {
   const std::string key = c.Key();
+  const int placement = PlacementFor(round, rep);
   if (const LogRecord* r = log_.Find(cell, key, round, rep); r && !r->ns.empty()) {
+    // The settings (placements included) match the log's header, so only a
+    // log edited by hand or written by another tuner version gets here.
+    if (r->placement != placement)
+      throw LogMismatch("log: " + cell + " " + key + " round " + std::to_string(round) + " rep " +
+                        std::to_string(rep) + " was measured at placement " + std::to_string(r->placement) +
+                        ", this run measures it at placement " + std::to_string(placement) +
+                        " (a log of another tuner version? use --fresh)");
     spent_ += r->sec;
     out->cost_sec += r->sec;
     ++replayed_;
@@ -76,16 +101,18 @@ double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, i
     return r->ns[0];
   }
   if (stop_ && stop_->load()) throw Interrupted();
-  if (prepared_cell_ != cell) {  // untimed: data set-up is not a sample's cost
+  if (prepared_cell_ != cell || prepared_placement_ != placement) {  // untimed: set-up is not a sample's cost
+    backend_.SetPlacement(placement);
     backend_.Prepare(b);
     prepared_cell_ = cell;
+    prepared_placement_ = placement;
   }
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<double> ns = backend_.Measure(b, c, 1, opts_.min_seconds);
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (ns.empty() || !(ns[0] > 0) || !std::isfinite(ns[0]))
     throw std::runtime_error("backend " + backend_.Name() + " returned no valid sample for " + key + " in " + cell);
-  LogRecord rec{cell, key, round, rep, ns, sec};
+  LogRecord rec{cell, key, round, rep, ns, sec, placement};
   log_.Append(rec);
   spent_ += sec;
   out->cost_sec += sec;
@@ -100,8 +127,9 @@ std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::s
                                                                     int reps) {
   CellOutcome scratch;
   std::vector<double> sa(size_t(std::max(reps, 0))), sc(sa.size());
-  const auto perm = SeededPermutation(2 * sa.size(), HashKey(opts_.seed, cell + "#confirm"));
-  for (size_t k : perm) {
+  std::vector<int> placements;
+  for (size_t k = 0; k < 2 * sa.size(); ++k) placements.push_back(PlacementFor(kConfirmRound, int(k / 2)));
+  for (size_t k : PlacementOrder(placements, HashKey(opts_.seed, cell + "#confirm"))) {
     const size_t rep = k / 2;
     if (k % 2 == 0) sa[rep] = Sample(cell, b, a, kConfirmRound, int(rep), &scratch);
     else sc[rep] = Sample(cell, b, c, kConfirmRound, int(rep), &scratch);
@@ -207,11 +235,14 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
   auto median_of = [&](int i) { return Median(slots[size_t(i)].All()); };
   auto measure_round = [&](const std::vector<int>& who, int round, int reps) {
     std::vector<std::pair<int, int>> pairs;
+    std::vector<int> placements;
     for (int i : who)
       for (int rep = 0; rep < reps; ++rep)
-        if (!slots[size_t(i)].got.count({round, rep})) pairs.push_back({i, rep});
-    const auto perm = SeededPermutation(pairs.size(), HashKey(opts_.seed, cell + "#" + std::to_string(round)));
-    for (size_t k : perm) {
+        if (!slots[size_t(i)].got.count({round, rep})) {
+          pairs.push_back({i, rep});
+          placements.push_back(PlacementFor(round, rep));
+        }
+    for (size_t k : PlacementOrder(placements, HashKey(opts_.seed, cell + "#" + std::to_string(round)))) {
       const auto [i, rep] = pairs[k];
       slots[size_t(i)].got[{round, rep}] = Sample(cell, b, slots[size_t(i)].cand, round, rep, &out);
     }
@@ -282,7 +313,9 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
     challengers.assign(order.begin(), order.begin() + top);
   }
 
-  // Final round: the surviving challengers and the incumbent, interleaved.
+  // Final round: the surviving challengers and the incumbent, interleaved,
+  // every finalist's samples spread alike over the placements (PlacementFor),
+  // so that the medians and the U test below are over all of them.
   std::vector<int> finals = challengers;
   finals.insert(finals.begin(), 0);
   int final_round = kFinalRound;

@@ -3,6 +3,10 @@
 // rounds, then a final interleaved round of the best few against the
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
 // the challenger is faster with p < alpha and a median gain >= min_gain.
+// The screening and halving rounds measure on placement 0 (operand layout,
+// Backend::SetPlacement); the final round spreads every finalist's samples
+// over placements 0..final_placements-1 alike, so that a choice never rests
+// on one lucky layout.
 //
 // Every sample goes through the measurement log: a sample whose (cell,
 // candidate, round, rep) is logged is replayed, not re-measured. All of the
@@ -20,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/inputs/placement.h"
 #include "tools/tune/backend.h"
 #include "tools/tune/log.h"
 
@@ -39,6 +44,10 @@ struct SearchOptions {
   double alpha = 0.05;          // significance level of the U test
   double min_gain = 0.02;       // a challenger must also be this much faster (median)
   uint64_t seed = 1;
+  // Placements of the final round (and of --check's confirmation round):
+  // repetition r at placement r % final_placements (inputs::PlacementAt);
+  // 1 = every sample on placement 0.
+  int final_placements = inputs::kDefaultPlacements;
 };
 
 // Samples of one candidate (ns per call at the cell's n).
@@ -119,6 +128,9 @@ class Search {
                   std::optional<Choice> incumbent, int keep, double budget_sec);
   double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                 CellOutcome* out);
+  // Where repetition `rep` of `round` is measured: the final and the
+  // confirmation rounds cycle through the placements, the others use 0.
+  int PlacementFor(int round, int rep) const;
 
   Backend& backend_;
   MeasurementLog& log_;
@@ -126,7 +138,8 @@ class Search {
   const std::atomic<bool>* stop_;
   double spent_ = 0;
   int measured_ = 0, replayed_ = 0;
-  std::string prepared_cell_;  // the cell Backend::Prepare last ran for
+  std::string prepared_cell_;  // the cell Backend::Prepare last ran for ...
+  int prepared_placement_ = 0;  // ... and the placement
 };
 
 // The log key of the final round (rounds of the halving count from 0).
@@ -163,5 +176,18 @@ int KeepWithTraits(std::vector<T>& order, int keep, TraitsOf&& traits, Eligible&
   return top;
 }
 std::vector<size_t> SeededPermutation(size_t n, uint64_t seed);
+
+// The order of an interleaved round whose sample k is taken at placement
+// placements[k]: a seeded shuffle (SeededPermutation), then grouped by
+// placement, ascending, the shuffle kept within each group. A placement
+// switch costs the CPU backend a copy of its operands and fresh warm-ups, so
+// a round over P placements switches P times instead of at nearly every
+// sample; within a group all the round's candidates are interleaved, so
+// drift still hits them alike. With one placement it is
+// SeededPermutation(n, seed).
+std::vector<size_t> PlacementOrder(const std::vector<int>& placements, uint64_t seed);
+
+// "0,1,2,3": the placements 0..count-1, for provenance and reports.
+std::string PlacementList(int count);
 
 }  // namespace actgrad::tune

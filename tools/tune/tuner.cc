@@ -62,7 +62,10 @@ json TuneConfig::ToJson() const {
   // not replayed: its samples would be asked for in another order).
   // 8: candidates are Choices (log key variant|t|c|s), the split's chunk and
   // stage tile are refined in a cell's last stage.
-  j["search_version"] = 8;
+  // 9: the final and confirmation rounds spread their samples over operand
+  // placements (search.final_placements), grouped by placement; log lines
+  // carry "placement".
+  j["search_version"] = 9;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -87,7 +90,8 @@ json TuneConfig::ToJson() const {
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
                  {"max_base_reps", search.max_base_reps}, {"trait_finalists", search.trait_finalists},
                  {"trait_within", search.trait_within}, {"alpha", search.alpha},
-                 {"min_gain", search.min_gain}, {"seed", search.seed}};
+                 {"min_gain", search.min_gain}, {"seed", search.seed},
+                 {"final_placements", search.final_placements}};
   return j;
 }
 
@@ -356,6 +360,8 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         res.cells.push_back(std::move(o));
       } catch (const Interrupted&) {
         throw;
+      } catch (const LogMismatch&) {  // the run's log, not this cell, is at fault
+        throw;
       } catch (const std::exception& e) {
         res.notes.push_back(cs->key + ": skipped: " + e.what());
         progress.Line(cs->key + ": skipped: " + e.what());
@@ -381,6 +387,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
                     {"budget_cut_cells", res.budget_cut_cells},
                     {"seed", cfg.search.seed},
                     {"notes", res.notes}};
+  // Which operand placements the final rounds spread their samples over (a
+  // deterministic backend has no final round).
+  if (!det) prov["tuning"]["placements"] = PlacementList(cfg.search.final_placements);
   res.table.provenance = prov;
   progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
                " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
@@ -407,7 +416,8 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
     todo.push_back(&e);
   }
   progress.Begin("actgrad-tune --verify: " + std::to_string(todo.size()) + " entries, " + std::to_string(reps) +
-                     " interleaved samples each of the table's choice and the default",
+                     " interleaved samples each of the table's choice and the default, on placements " +
+                     PlacementList(cfg.search.final_placements),
                  double(todo.size()));
   for (size_t i = 0; i < todo.size(); ++i) {
     const tables::Entry& e = *todo[i];
@@ -421,11 +431,16 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
       row.same = row.def.Key() == row.entry.Key();
       std::vector<double> a, d;
       const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.cell));
-      const auto order = SeededPermutation(size_t(2 * reps), seed);
-      for (size_t k : order) {
+      // Sample k is repetition k / 2 of the entry (even k) or the default
+      // (odd k); repetition r at placement r % final_placements, as in the
+      // search's final round.
+      std::vector<int> placements;
+      for (int k = 0; k < 2 * reps; ++k) placements.push_back(k / 2 % std::max(1, cfg.search.final_placements));
+      for (size_t k : PlacementOrder(placements, seed)) {
         if (stop && stop->load()) throw Interrupted();
         const bool entry = k % 2 == 0;
         if (row.same && !entry) continue;
+        be.SetPlacement(placements[k]);
         const auto s = be.Measure(row.cell, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
         (entry ? a : d).push_back(s.at(0));
       }

@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
 #include <set>
 
 #include "tiling/dispatch.h"
@@ -95,6 +99,48 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   // A bcast cell of an op that does not broadcast is an error, not a crash.
   const Cell bad{Op::kSeluBwd, DType::kF32, "bcast", 13, 8192, GeluApprox::kNone};
   EXPECT_THROW(be.Measure(bad, be.Default(bad), 1, 0.0005), std::runtime_error);
+}
+
+// Issue 22: the operands sit at the placement's offsets within their pages
+// (contiguous and broadcast cells, switching placements back and forth), and
+// the kernel measured reads g and x and writes out there.
+TEST(CpuBackend, OperandsSitAtThePlacementOffsets) {
+  CpuBackend be(nullptr);
+  const Cell contig{Op::kHardswishBwd, DType::kF32, "contig", 12, RepresentativeN(12, uint64_t(1) << 26)};
+  const Cell bcast{Op::kSoftshrinkBwd, DType::kF16, "bcast", 12, RepresentativeN(12, uint64_t(1) << 26)};
+  auto page_offset = [](const void* p) { return int64_t(reinterpret_cast<uintptr_t>(p) % 4096); };
+  std::vector<char> first_g;
+  for (const Cell& b : {contig, bcast})
+    for (int k : {1, 0, 2, 3, 5, 1}) {
+      SCOPED_TRACE(b.layout + " placement " + std::to_string(k));
+      be.SetPlacement(k);
+      const Choice d = be.Default(b);
+      std::vector<double> s = be.Measure(b, d, 1, 1e-4);  // switches the arena itself
+      ASSERT_EQ(s.size(), 1u);
+      EXPECT_GT(s[0], 0);
+      const CpuBackend::OperandView ops = be.Operands();
+      const inputs::Placement want = inputs::PlacementAt(k);
+      EXPECT_EQ(ops.placement, want);
+      EXPECT_EQ(page_offset(ops.g), want.g);
+      EXPECT_EQ(page_offset(ops.x), want.x);
+      EXPECT_EQ(page_offset(ops.out), want.out);
+      if (b.layout != "contig") continue;
+      // What the measured kernel left at out() is its result on g() and x().
+      const size_t bytes = size_t(b.n) * DTypeSize(b.dtype);
+      std::vector<char> expect(bytes);
+      RunVariant(*FindVariant(d.variant), KernelArgs{ops.g, ops.x, expect.data(), size_t(b.n), OpParams{}, 0},
+                 Split{1, 0, 0});
+      EXPECT_EQ(std::memcmp(expect.data(), ops.out, bytes), 0);
+      // Moved, not regenerated: g and x hold the same values at every placement.
+      if (first_g.empty()) first_g.assign(static_cast<const char*>(ops.g), static_cast<const char*>(ops.g) + bytes);
+      EXPECT_EQ(std::memcmp(first_g.data(), ops.g, bytes), 0);
+    }
+  // Prepare switches too (the search calls it first, so that no sample pays).
+  be.SetPlacement(2);
+  be.Prepare(contig);
+  EXPECT_EQ(be.Operands().placement.index, 2);
+  EXPECT_EQ(page_offset(be.Operands().out), 2048);
+  EXPECT_THROW(be.SetPlacement(-1), std::invalid_argument);
 }
 
 TEST(CpuBackend, Provenance) {

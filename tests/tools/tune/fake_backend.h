@@ -1,9 +1,11 @@
 // A deterministic stand-in for a measurement backend: known "true" times per
 // candidate with small multiplicative noise, optional sleeping (to make the
-// budget bind) and a simulated crash after k measurements.
+// budget bind), a simulated crash after k measurements and, optionally, times
+// that depend on the operands' placement (Backend::SetPlacement).
 #pragma once
 #include <csignal>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -29,12 +31,17 @@ class FakeBackend : public Backend {
   std::map<std::string, int> per_key;  // (bucket, candidate) -> calls
   std::set<std::string> prepared;      // cells Prepare ran for
   long unprepared_measures = 0;        // Measure calls on a cell Prepare never saw
+  int placement = 0;                   // the last SetPlacement
+  std::vector<int> measured_at;        // the placement of every Measure call
+  // A factor on a candidate's time at a placement; unset: placements do not matter.
+  std::function<double(const Choice&, int placement)> placement_factor;
 
   static std::string CellId(const Cell& b) {
     return std::to_string(int(b.op)) + "/" + std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "@" +
            std::to_string(b.n);
   }
   void Prepare(const Cell& b) override { prepared.insert(CellId(b)); }
+  void SetPlacement(int k) override { placement = k; }
 
   std::string Name() const override { return "fake"; }
   bool Deterministic() const override { return deterministic; }
@@ -84,6 +91,8 @@ class FakeBackend : public Backend {
     if (!prepared.count(CellId(b))) ++unprepared_measures;
     if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
     const std::string key = std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key();
+    const double factor = placement_factor ? placement_factor(c, placement) : 1.0;
+    measured_at.push_back(placement);
     std::vector<double> out;
     for (int r = 0; r < reps; ++r) {
       const int k = per_key[key]++;
@@ -92,7 +101,7 @@ class FakeBackend : public Backend {
         const uint64_t h = HashKey(uint64_t(k), key);
         u = (double(h % 2001) / 1000.0 - 1.0) * noise;
       }
-      out.push_back(TrueTime(b, c) * (1.0 + u));
+      out.push_back(TrueTime(b, c) * factor * (1.0 + u));
     }
     ++calls;
     return out;

@@ -203,6 +203,32 @@ TEST(Log, RecordsWithBadFieldsAreSkipped) {
   EXPECT_EQ(log.problems()[9], p + ":12: \"sec\" is missing or not a finite number >= 0");
 }
 
+// Issue 22: each line records the placement its sample was taken at; lines
+// without one (logs before search_version 9) read as placement 0, and a
+// placement that is no index is a bad field like the others.
+TEST(Log, PlacementIsRecordedAndOptional) {
+  const nlohmann::json cfg = {{"x", 6}};
+  LogRecord at3 = Rec(1, 12);
+  at3.placement = 3;
+  EXPECT_EQ(MeasurementLog::ToJson(at3).at("placement"), 3);
+  nlohmann::json old = MeasurementLog::ToJson(Rec(2, 13));
+  old.erase("placement");
+  const std::string p = LogWith("placement.jsonl", cfg,
+                                {MeasurementLog::ToJson(at3).dump(), old.dump(), Line(3, "placement", "-1"),
+                                 Line(4, "placement", "1.5"), Line(5, "placement", "\"2\"")});
+  MeasurementLog log;
+  std::string err;
+  ASSERT_TRUE(log.Open(p, cfg, false, &err)) << err;
+  EXPECT_EQ(log.loaded(), 3u);
+  ASSERT_NE(log.Find("cell", "cand", 0, 1), nullptr);
+  EXPECT_EQ(log.Find("cell", "cand", 0, 1)->placement, 3);
+  ASSERT_NE(log.Find("cell", "cand", 0, 2), nullptr);
+  EXPECT_EQ(log.Find("cell", "cand", 0, 2)->placement, 0);
+  EXPECT_EQ(log.rejected_lines(), 3u);
+  ASSERT_EQ(log.problems().size(), 3u);
+  EXPECT_EQ(log.problems()[0], p + ":5: \"placement\" is missing or not an integer in 0..2147483647");
+}
+
 // A header whose fields have the wrong type (it threw out of Open) or whose
 // config is nested very deep (copying it overflowed the stack) is no header.
 TEST(Log, MalformedHeaderIsAnErrorNotACrash) {

@@ -176,6 +176,64 @@ TEST_F(Resume, AFinishedRunReplaysWithoutMeasuring) {
   ExpectSameChoices(reference_.table, r.table);
 }
 
+// Issue 22: with times that depend on the placement, a run that crashes and
+// resumes replays the logged samples at their placements (final round:
+// repetition r at r % 4, the rest at 0) and ends with the uninterrupted
+// run's table; a log line whose placement is not the one its sample is
+// asked for is refused with a message, not replayed.
+TEST(ResumeWithPlacements, LoggedAndReplayedAtTheirPlacements) {
+  auto placed = [] {
+    FakeBackend be;
+    be.placement_factor = [](const Choice& c, int placement) {
+      return c.variant == "v3" ? (placement == 0 ? 0.8 : 1.25) : 1.0;
+    };
+    return be;
+  };
+  FakeBackend ref = placed();
+  const TuneResult reference = Tune(ref, TempPath("placed_ref.jsonl"), true);
+  EXPECT_EQ(reference.table.provenance["tuning"]["placements"], "0,1,2,3");
+  size_t final_lines = 0;
+  {
+    std::ifstream in(TempPath("placed_ref.jsonl"));
+    std::string line;
+    while (std::getline(in, line)) {
+      LogRecord r;
+      if (!MeasurementLog::FromJson(nlohmann::json::parse(line), &r)) continue;
+      const bool spread = r.round == kFinalRound || r.round == kConfirmRound;
+      EXPECT_EQ(r.placement, spread ? r.rep % 4 : 0) << line;
+      final_lines += spread;
+    }
+  }
+  EXPECT_GT(final_lines, 0u);
+
+  const std::string path = TempPath("placed_crash.jsonl");
+  FakeBackend first = placed();
+  first.crash_after = ref.calls * 2 / 3;
+  EXPECT_THROW(Tune(first, path, true), SimulatedCrash);
+  FakeBackend second = placed();
+  const TuneResult r = Tune(second, path, false);
+  EXPECT_EQ(first.calls + second.calls, ref.calls);
+  ExpectSameChoices(reference.table, r.table);
+
+  // A final-round line moved to another placement by hand.
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string log = text.str();
+  const size_t at = log.find("\"placement\":1");
+  ASSERT_NE(at, std::string::npos);
+  log.replace(at, 13, "\"placement\":2");
+  std::ofstream(path, std::ios::trunc) << log;
+  FakeBackend third = placed();
+  try {
+    Tune(third, path, false);
+    ADD_FAILURE() << "a sample logged at another placement was replayed";
+  } catch (const LogMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("at placement 2, this run measures it at placement 1"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Tuning, TableFromTheFakeBackendIsValid) {
   FakeBackend be;
   const TuneResult r = Tune(be, TempPath("valid.jsonl"), true);

@@ -34,23 +34,30 @@ OwnFlags& Flags() {
   return f;
 }
 
-template <typename T>
-std::vector<T> ParseList(std::string_view s) {
-  std::vector<T> out;
+// The comma-separated items of s, empty ones included ("a,,b" -> a, "", b).
+std::vector<std::string> SplitCommas(std::string_view s) {
+  std::vector<std::string> items;
   size_t pos = 0;
   while (pos <= s.size()) {
     size_t end = s.find(',', pos);
     if (end == std::string_view::npos) end = s.size();
-    const std::string item(s.substr(pos, end - pos));
-    if (!item.empty()) {
-      char* rest = nullptr;
-      double v = std::strtod(item.c_str(), &rest);
-      // Suffixes K, M: powers of two (1K = 1024, 16M = 16777216).
-      if (rest && (*rest == 'K' || *rest == 'k')) v *= 1024.0;
-      if (rest && (*rest == 'M' || *rest == 'm')) v *= 1024.0 * 1024.0;
-      if (v > 0) out.push_back(static_cast<T>(v));
-    }
+    items.emplace_back(s.substr(pos, end - pos));
     pos = end + 1;
+  }
+  return items;
+}
+
+template <typename T>
+std::vector<T> ParseList(std::string_view s) {
+  std::vector<T> out;
+  for (const std::string& item : SplitCommas(s)) {
+    if (item.empty()) continue;
+    char* rest = nullptr;
+    double v = std::strtod(item.c_str(), &rest);
+    // Suffixes K, M: powers of two (1K = 1024, 16M = 16777216).
+    if (rest && (*rest == 'K' || *rest == 'k')) v *= 1024.0;
+    if (rest && (*rest == 'M' || *rest == 'm')) v *= 1024.0 * 1024.0;
+    if (v > 0) out.push_back(static_cast<T>(v));
   }
   return out;
 }
@@ -58,11 +65,7 @@ std::vector<T> ParseList(std::string_view s) {
 // "0,1,5": non-negative placement indices (ParseList drops 0).
 std::vector<int> ParseIndices(std::string_view s) {
   std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string_view::npos) end = s.size();
-    const std::string item(s.substr(pos, end - pos));
+  for (const std::string& item : SplitCommas(s)) {
     char* rest = nullptr;
     const long v = std::strtol(item.c_str(), &rest, 10);
     if (item.empty() || *rest != '\0' || v < 0 || v > 1000000) {
@@ -71,7 +74,6 @@ std::vector<int> ParseIndices(std::string_view s) {
       std::exit(2);
     }
     out.push_back(int(v));
-    pos = end + 1;
   }
   return out;
 }

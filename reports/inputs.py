@@ -18,7 +18,7 @@ TABLE_SCHEMA = "actgrad-tiling-table"
 ACCURACY_SCHEMA = "actgrad-accuracy"
 TABLE_FIELDS = ("op", "dtype", "variant")
 # The size range key of each schema version: v1 4x buckets, v2 octaves.
-TABLE_RANGE = {1: ("bucket", 4), 2: ("octave", 2)}
+TABLE_RANGE = {1: ("bucket", 4), 2: ("octave", 2), 3: ("octave", 2), 4: ("octave", 2)}
 ACCURACY_FIELDS = ("op", "dtype", "variant", "max_err")
 
 
@@ -46,7 +46,7 @@ def _check_names(path, where, e, keys):
 def _check_table(doc, path):
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version not in TABLE_RANGE:
-        raise InputError(path, f"tiling table version {version!r} is not supported (expected 1 or 2)")
+        raise InputError(path, f"tiling table version {version!r} is not supported (expected 1 to 4)")
     key, base = TABLE_RANGE[version]
     entries = doc.get("entries")
     if not isinstance(entries, list):
@@ -62,9 +62,11 @@ def _check_table(doc, path):
         if not isinstance(e[key], int) or isinstance(e[key], bool) or not 0 <= e[key] < 64 // (base // 2):
             raise InputError(path, f"entries[{i}]: {key} {e[key]!r} is not a valid integer")
         _check_names(path, f"entries[{i}]", e, TABLE_FIELDS + ("layout",))
-        tile = e.get("tile")
-        if tile is not None and (not isinstance(tile, int) or isinstance(tile, bool) or not 0 <= tile < 2 ** 63):
-            raise InputError(path, f"entries[{i}]: tile {tile!r} is not a size in elements")
+        # v1/v2 "tile" is the chunk (v3+ "chunk"); v4 CPU entries give "grain" instead of "threads".
+        for k in ("tile", "chunk", "grain"):
+            v = e.get(k)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2 ** 63):
+                raise InputError(path, f"entries[{i}]: {k} {v!r} is not a size in elements")
         # The size range [lo, hi) in elements, whatever the version.
         e["_range"] = (base ** e[key], base ** (e[key] + 1))
     if not isinstance(doc.get("provenance", {}), (dict, type(None))):

@@ -218,9 +218,11 @@ def heatmap_figure(path, table, outdir, idx):
             parts = fam.split(".")
             short = ".".join(parts[-3:]) if len(parts) > 3 else fam
             sub = []
-            if e.get("tile"):
-                sub.append(human_size(int(e["tile"])))
-            if e.get("threads"):
+            if e.get("tile") or e.get("chunk"):
+                sub.append(human_size(int(e.get("tile") or e["chunk"])))
+            if "grain" in e:  # v4: one thread per grain elements (0: one thread)
+                sub.append(f"/{human_size(int(e['grain']))}" if e["grain"] else "x1")
+            elif e.get("threads"):
                 sub.append(f"x{e['threads']}")
             ax.text(j + 0.5, i + 0.5, short + ("\n" + "".join(sub) if sub else ""), ha="center", va="center",
                     fontsize=7, color="black",
@@ -235,7 +237,7 @@ def heatmap_figure(path, table, outdir, idx):
     ax.set_xlabel("size range [lo, hi) (elements)")
     mid = table.get("machine_id", "?")
     ax.set_title(f"tuned table {mid} ({table.get('backend', '?')}): chosen variant per op, dtype, layout and size"
-                 "\ncell text: unroll.target[.nt], tile x threads")
+                 "\ncell text: unroll.target[.nt], chunk x threads (or /grain: a thread per grain elements)")
     handles = [Patch(facecolor=color[f], label=f) for f in fams]
     fig.legend(handles=handles, loc="outside right upper", title="variant (upcast.approx.unroll.target)",
                fontsize=8, ncol=1 if len(fams) <= 30 else 2)

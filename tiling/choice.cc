@@ -21,7 +21,7 @@ KernelChoice Resolve(const Choice& c, bool from_table) {
 Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
   Choice c;
   if (const Variant* v = DefaultVariant(op, dtype, mode)) c.variant = v->name;
-  c.split.threads = n >= kDefaultThreadsFrom ? MaxThreads() : 1;
+  c.split.threads = kDefaultThreadRule.Threads(n, MaxThreads());
   return c;
 }
 

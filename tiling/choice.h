@@ -24,6 +24,22 @@ struct Choice {
   bool operator==(const Choice&) const = default;
 };
 
+// How many threads a call of n elements gets from a tuned table entry
+// (schema v4): one per `grain` elements, at least one, at most the threads
+// available (MaxThreads(): OMP_NUM_THREADS, omp_set_num_threads, the
+// affinity mask). Unlike a thread count it carries to machines with more
+// cores, as PyTorch's and oneDNN's grain sizes do; grain 0: one thread at
+// every size (more threads never paid off where the table was tuned).
+struct ThreadRule {
+  uint64_t grain = 0;
+  int Threads(uint64_t n, int available) const {
+    if (grain == 0 || available <= 1) return 1;
+    const uint64_t t = n / grain;
+    return t < 1 ? 1 : t >= uint64_t(available) ? available : int(t);
+  }
+  bool operator==(const ThreadRule&) const = default;
+};
+
 struct KernelChoice {
   const Variant* variant = nullptr;  // nullptr: no kernel (unknown name or this CPU cannot run it)
   Split split;
@@ -35,10 +51,12 @@ struct KernelChoice {
 KernelChoice Resolve(const Choice& c, bool from_table = false);
 
 // The untuned default (tiling/tables/default.json has no entries; every cell
-// of it is this): DefaultVariant on one thread below kDefaultThreadsFrom
-// elements, MaxThreads() threads from there on, default chunk and stage tile.
-// variant is "" when no variant computes (op, dtype, mode).
-inline constexpr uint64_t kDefaultThreadsFrom = uint64_t(1) << 16;
+// of it is this): DefaultVariant with kDefaultThreadRule's threads, default
+// chunk and stage tile. variant is "" when no variant computes (op, dtype, mode).
+// The default grain is PyTorch's at::internal::GRAIN_SIZE (32K elements):
+// one thread below 64K elements, then a thread per 32K up to every core, so
+// that a 64-core machine does not wake 64 threads for a 64K-element call.
+inline constexpr ThreadRule kDefaultThreadRule{uint64_t(1) << 15};
 Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n);
 
 }  // namespace actgrad

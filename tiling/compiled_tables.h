@@ -14,6 +14,8 @@ struct CompiledEntry {
   Split split;
   const char* one_thread_variant;  // tables::Entry::one_thread; nullptr: none
   Split one_thread_split;
+  uint64_t size_lo, size_hi;  // tables::Entry::Lo(), Hi()
+  int64_t grain;              // tables::Entry::rule's grain; -1: none (split.threads counts)
 };
 
 struct CompiledTable {

@@ -23,6 +23,8 @@ constexpr int kOctaves = kMaxOctaveIndex + 1;
 struct Cell {
   KernelChoice best;
   KernelChoice one_thread;  // when the caller allows 1 thread only; variant nullptr: none
+  std::optional<ThreadRule> rule;  // absent: best.split.threads is the thread count
+  uint64_t lo = 0, hi = 0;  // the sizes it serves (tables::Entry::Lo, Hi)
   int32_t entry = -1;       // index of its Choices in Active::choices; -1: no entry
   bool unrunnable = false;  // the entry names a variant this CPU cannot run: the default at n
 };
@@ -49,11 +51,23 @@ struct Skipped {
   std::string first;
 };
 
-void Add(Active* a, int op, int dtype, int mode, int layout, int octave, const Choice& best,
-         std::optional<Choice> one_thread, Skipped* skipped) {
+// One entry's cell: its choices, thread rule and size range.
+struct EntryCell {
+  int op, dtype, mode, layout, octave;
+  Choice best;
+  std::optional<Choice> one_thread;
+  std::optional<ThreadRule> rule;
+  uint64_t lo, hi;
+};
+
+void Add(Active* a, EntryCell e, Skipped* skipped) {
+  const auto& [op, dtype, mode, layout, octave, best, one_thread_in, rule, lo, hi] = e;
+  std::optional<Choice> one_thread = one_thread_in;
   if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
   Cell& cell = a->grid->cells[op][dtype][mode][layout][octave];
   cell = Cell{};
+  cell.rule = rule;
+  cell.lo = lo, cell.hi = hi;
   cell.best = Resolve(best, /*from_table=*/true);
   if (!cell.best.variant) {
     if (skipped->count++ == 0) skipped->first = best.variant;
@@ -97,7 +111,8 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
       Skipped skipped;
       for (const auto& e : t.entries)
-        Add(a, int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, &skipped);
+        Add(a, {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, e.rule, e.Lo(), e.Hi()},
+            &skipped);
       ReportSkipped(a, skipped);
       return a;
     }
@@ -132,7 +147,11 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
     const auto& e = pick->entries[i];
     std::optional<Choice> one_thread;
     if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
-    Add(a, e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), &skipped);
+    std::optional<ThreadRule> rule;
+    if (e.grain >= 0) rule = ThreadRule{uint64_t(e.grain)};
+    Add(a, {e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), rule,
+            e.size_lo, e.size_hi},
+        &skipped);
   }
   ReportSkipped(a, skipped);
   return a;
@@ -173,20 +192,29 @@ namespace {
 // the end octaves); nullptr when the table has none for (op, dtype, mode, layout).
 const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
   const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
+  const auto has = [&](int s) { return s >= 0 && s < kOctaves && (cells[s].entry >= 0 || cells[s].unrunnable); };
   const int b = SizeOctave(n);
-  for (int d = 0; d < kOctaves; ++d)
+  if (has(b)) {
+    // A crossover inside the octave moved its boundary with a neighbour.
+    if (n >= cells[b].hi && has(b + 1)) return &cells[b + 1];
+    if (n < cells[b].lo && has(b - 1)) return &cells[b - 1];
+    return &cells[b];
+  }
+  for (int d = 1; d < kOctaves; ++d)
     for (int s : {b - d, b + d})
-      if (s >= 0 && s < kOctaves && (cells[s].entry >= 0 || cells[s].unrunnable)) return &cells[s];
+      if (has(s)) return &cells[s];
   return nullptr;
 }
 
-// An entry's choice under the thread cap: at a cap of 1 its one-thread choice
-// (if any) instead of a threaded one, else its own with threads capped.
+// An entry's choice for n under the thread cap: the threads its rule gives
+// for n (or its thread count), at most `cap`; at a cap of 1 its one-thread
+// choice (if any) instead of a threaded one.
 template <class C>
-C Capped(const C& best, const C* one_thread, int cap) {
-  if (cap == 1 && best.split.threads > 1 && one_thread) return *one_thread;
+C AtSize(const C& best, const C* one_thread, const std::optional<ThreadRule>& rule, uint64_t n, int cap) {
+  const int wanted = rule ? rule->Threads(n, 1 << 30) : best.split.threads;
+  if (cap == 1 && wanted > 1 && one_thread) return *one_thread;
   C c = best;
-  c.split.threads = std::min(c.split.threads, cap);
+  c.split.threads = std::max(1, std::min(wanted, cap));
   return c;
 }
 
@@ -197,7 +225,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
     return *t_forced;
   const Cell* cell = FindCell(Get(), op, dtype, mode, n, broadcast);
   if (!cell || cell->unrunnable) return Resolve(DefaultChoice(op, dtype, mode, n));
-  return Capped(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, MaxThreads());
+  return AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule, n, MaxThreads());
 }
 
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
@@ -205,7 +233,7 @@ Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadca
   const Cell* cell = FindCell(a, op, dtype, mode, n, broadcast);
   if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n);
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
-  return Capped(best, cell->one_thread.variant ? &*one_thread : nullptr, MaxThreads());
+  return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, n, MaxThreads());
 }
 
 }  // namespace actgrad

@@ -12,10 +12,12 @@
 namespace actgrad {
 
 // The kernel for a call of n elements: the active table's entry for n's size
-// cell (else the nearest tuned octave's), capped at MaxThreads() threads (at
-// a cap of 1, the entry's one-thread choice if it has one), or the default
-// (DefaultChoice) where the table has no entry or names a variant this CPU
-// cannot run. A ScopedKernelOverride on this thread comes first.
+// cell (its octave's, or a neighbour's where a tuned crossover moved the
+// boundary; else the nearest tuned octave's) with the threads of its thread
+// rule for n, at most MaxThreads() (at a cap of 1, the entry's one-thread
+// choice if it has one), or the default (DefaultChoice) where the table has
+// no entry or names a variant this CPU cannot run. A ScopedKernelOverride on
+// this thread comes first.
 KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast);
 
 // The same decision as a Choice (the variant named), without the override:

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -22,6 +23,12 @@ bool ParseLayout(const std::string& s, Layout* out) {
   if (s == "contig") return *out = Layout::kContig, true;
   if (s == "bcast") return *out = Layout::kBcast, true;
   return false;
+}
+
+Choice Entry::At(uint64_t n, int available) const {
+  Choice c = choice;
+  c.split.threads = rule ? rule->Threads(n, available) : std::min(c.split.threads, std::max(available, 1));
+  return c;
 }
 
 std::string Table::IsaFamily() const {
@@ -161,6 +168,15 @@ bool SplitFields(Fields& f, int version, bool cpu, Split* out) {
   return f.Int("tile", 0, INT64_MAX, cpu ? &out->chunk : &out->stage_tile, false);
 }
 
+// v4: "grain" (optional; an integer >= 0): the entry's ThreadRule.
+bool GrainField(Fields& f, std::optional<ThreadRule>* out) {
+  if (!f.Find("grain")) return true;
+  ThreadRule r;
+  if (!f.Int("grain", 0, INT64_MAX, &r.grain)) return false;
+  *out = r;
+  return true;
+}
+
 // Does variant `name` exist and compute the entry's op, dtype and GELU mode?
 bool CheckVariant(const std::string& name, const Entry& en, const std::string& what, const std::string& where,
                   std::string* error) {
@@ -186,6 +202,7 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
   if (!f.String("op", &op) || !f.String("dtype", &dtype) || !f.String("layout", &layout, false) ||
       !f.String("gelu_approx", &mode, false) || !f.String("variant", &en.choice.variant) ||
       !SplitFields(f, version, cpu, &en.choice.split) || !f.Int("threads", 1, 4096, &en.choice.split.threads, false) ||
+      !(version < 4 || GrainField(f, &en.rule)) ||
       !f.Number("median_ns", &en.median_ns, false) || !f.Number("spread_pct", &en.spread_pct, false) ||
       !f.ObjectOrNull("extra", &en.extra))
     return false;
@@ -207,8 +224,19 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
   const uint64_t want_lo = OctaveLo(first), want_hi = OctaveLo(first + count);
   uint64_t lo = want_lo, hi = want_hi;
   if (!f.Int("size_lo", 0, INT64_MAX, &lo, false) || !f.Int("size_hi", 0, INT64_MAX, &hi, false)) return false;
-  if (lo != want_lo) return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
-  if (hi != want_hi) return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
+  if (version < 4) {
+    if (lo != want_lo) return Err(error, where + ": size_lo does not match " + range_key + " " + std::to_string(range));
+    if (hi != want_hi) return Err(error, where + ": size_hi does not match " + range_key + " " + std::to_string(range));
+  } else {
+    // A crossover moves a boundary by less than an octave either way.
+    if (lo <= want_lo / 2 || lo >= want_hi)
+      return Err(error, where + ": size_lo " + std::to_string(lo) + " is outside octave " + std::to_string(range) +
+                            " and the half octave below it");
+    if (hi <= want_lo || hi > 2 * want_hi || hi <= lo)
+      return Err(error, where + ": size_hi " + std::to_string(hi) + " is not above size_lo and within octave " +
+                            std::to_string(range) + " or the one above it");
+    en.size_lo = lo, en.size_hi = hi;
+  }
   if (const json* o = f.Find("one_thread")) {
     const char* fields = version >= 3 ? "{variant, chunk, stage_tile}" : "{variant, tile}";
     if (!o->is_object()) return Err(error, where + ": one_thread must be " + fields);
@@ -244,6 +272,26 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
   return true;
 }
 
+// Neighbouring octaves of one series (op, dtype, mode, layout) must agree on
+// where one's sizes end and the other's begin.
+bool CheckBoundaries(const Table& t, std::string* error) {
+  std::map<std::tuple<int, int, int, int, int>, const Entry*> by_cell;
+  for (const Entry& e : t.entries)
+    by_cell[std::make_tuple(int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave)] = &e;
+  for (const auto& [cell, e] : by_cell) {
+    auto next = cell;
+    std::get<4>(next) += 1;
+    const auto it = by_cell.find(next);
+    if (it == by_cell.end()) continue;
+    if (e->Hi() != it->second->Lo())
+      return Err(error, std::string(OpName(e->op)) + " " + std::string(DTypeName(e->dtype)) + " " +
+                            LayoutName(e->layout) + ": octave " + std::to_string(e->octave) + " ends at " +
+                            std::to_string(e->Hi()) + " but octave " + std::to_string(e->octave + 1) +
+                            " begins at " + std::to_string(it->second->Lo()));
+  }
+  return true;
+}
+
 bool ParseTableJson(const json& j, Table* out, std::string* error, bool check_variants) {
   if (!j.is_object()) return Err(error, "top level must be a JSON object");
   Fields f(j, "table", error);
@@ -275,6 +323,7 @@ bool ParseTableJson(const json& j, Table* out, std::string* error, bool check_va
   for (size_t i = 0; i < entries->size(); ++i)
     if (!ParseEntry((*entries)[i], "entry " + std::to_string(i), t.source_version, check_variants, &seen, &t, error))
       return false;
+  if (!CheckBoundaries(t, error)) return false;
   *out = std::move(t);
   return true;
 }
@@ -333,10 +382,13 @@ json ToJson(const Table& t) {
     if (e.op == Op::kGeluBwd) x["gelu_approx"] = e.mode == GeluApprox::kTanh ? "tanh" : "none";
     x["layout"] = LayoutName(e.layout);
     x["octave"] = e.octave;
-    x["size_lo"] = OctaveLo(e.octave);
-    x["size_hi"] = OctaveLo(e.octave + 1);
+    x["size_lo"] = e.Lo();
+    x["size_hi"] = e.Hi();
     x["variant"] = e.choice.variant;
-    x["threads"] = e.choice.split.threads;
+    if (e.rule)
+      x["grain"] = e.rule->grain;
+    else
+      x["threads"] = e.choice.split.threads;
     x["chunk"] = e.choice.split.chunk;
     x["stage_tile"] = e.choice.split.stage_tile;
     x["median_ns"] = e.median_ns;

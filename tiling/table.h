@@ -1,4 +1,4 @@
-// The tiling table (docs/conventions.md, schema version 3; versions 1 and 2
+// The tiling table (docs/conventions.md, schema version 4; versions 1 to 3
 // still load): parse, validate, serialize. Used by the tuner (writes), the table generator (build time) and
 // the ACTGRAD_TILING_TABLE override (run time).
 #pragma once
@@ -15,12 +15,15 @@
 
 namespace actgrad::tables {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr const char* kSchemaName = "actgrad-tiling-table";
 // Size ranges are octaves (tiling/size_cells.h). Version 1 tables used 4x
 // buckets (bucket k = octaves 2k and 2k+1); they load as two octave entries
 // with the same choice. Versions 1 and 2 name the split's chunk "tile" (CPU
-// tables; Atlas tables: the stage tile, i.e. the UB tile length).
+// tables; Atlas tables: the stage tile, i.e. the UB tile length). Version 4
+// CPU entries give a thread rule ("grain") instead of a thread count, and
+// the boundary between two octaves' entries may sit where the tuner found
+// their choices cross over (size_lo/size_hi), not at the power of two.
 // Limits on what is read (docs/conventions.md): a full table (every cell of
 // every op, dtype, mode and layout at 48 octaves) is about 5 MB; the largest
 // committed one is 0.5 MB. A file over the cap is refused before it is read
@@ -47,6 +50,19 @@ struct Entry {
   Layout layout = Layout::kContig;
   int octave = kMinOctave;  // n in [2^octave, 2^(octave+1))
   Choice choice;
+  // v4 CPU entries: how many threads a call of n gets (ThreadRule); then
+  // choice.split.threads is not stored (read as 1; At() gives the choice for
+  // a size, the tuner keeps the count it measured in extra.tuning). Absent (v1-v3 tables, Atlas tables, whose
+  // threads are the block dim): choice.split.threads is the thread count.
+  std::optional<ThreadRule> rule;
+  // The sizes the entry serves, [size_lo, size_hi); 0: its octave's bounds.
+  // A v4 entry's boundary with the next octave's entry moves to the
+  // crossover the tuner bisected between them (both entries say the same).
+  uint64_t size_lo = 0, size_hi = 0;
+  uint64_t Lo() const { return size_lo ? size_lo : OctaveLo(octave); }
+  uint64_t Hi() const { return size_hi ? size_hi : OctaveHi(octave); }
+  // The choice for a call of n elements when `available` threads may run.
+  Choice At(uint64_t n, int available) const;
   // The best one-thread choice of the search, for callers that cap the
   // threads at 1 (omp_set_num_threads(1)) when choice.split.threads > 1;
   // its split.threads is 1.

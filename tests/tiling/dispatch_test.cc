@@ -150,6 +150,43 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   EXPECT_EQ(c.variant, DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh));
 }
 
+// Schema v4: the threads follow the entry's grain for each n (capped by
+// omp_set_num_threads), and a crossover moves the boundary between two
+// octaves' entries.
+TEST_F(Dispatch, GrainsAndCrossoversPickThreadsAndCells) {
+  const Variant* scalar = ScalarGelu();
+  const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
+  ASSERT_NE(scalar, nullptr);
+  ASSERT_NE(other, nullptr);
+  json lo = EntryJson(*scalar, "contig", 17, 1, 0), hi = EntryJson(*other, "contig", 18, 1, 0);
+  lo.erase("threads"), hi.erase("threads");
+  lo["grain"] = 0;          // one thread
+  hi["grain"] = 100000;     // a thread per 100000 elements
+  lo["size_lo"] = 1 << 17;  // octave 17 ends at 300000, past 2^18
+  lo["size_hi"] = hi["size_lo"] = 300000;
+  hi["size_hi"] = 1 << 19;
+  json t = TableJson({lo, hi});
+  t["version"] = 4;
+  setenv("ACTGRAD_TILING_TABLE", Write("v4.json", t.dump(2)).c_str(), 1);
+  ReloadTilingTable();
+  ASSERT_EQ(ActiveTable().entries, 2u);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(64);
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 280000, false);  // octave 18, below 300000
+  EXPECT_EQ(c.variant, scalar);
+  EXPECT_EQ(c.split.threads, 1);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);
+  EXPECT_EQ(c.variant, other);
+  EXPECT_EQ(c.split.threads, 3);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false);  // past the table: octave 18's rule
+  EXPECT_EQ(c.variant, other);
+  EXPECT_EQ(c.split.threads, 64);
+  EXPECT_EQ(TableChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false).split.threads, 64);
+  omp_set_num_threads(2);
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false).split.threads, 2);
+  omp_set_num_threads(saved);
+}
+
 // A table of another machine of the family may name variants this CPU cannot
 // run (AVX512-FP16 ones on an AVX-512 CPU without it): those cells take the
 // default for their size, with one message for the table, not one per entry.

@@ -70,6 +70,9 @@ void ExpectEqual(const Table& x, const Table& y) {
     EXPECT_EQ(a.octave, b.octave);
     EXPECT_EQ(a.choice, b.choice);
     EXPECT_EQ(a.one_thread, b.one_thread);
+    EXPECT_EQ(a.rule, b.rule);
+    EXPECT_EQ(a.Lo(), b.Lo());
+    EXPECT_EQ(a.Hi(), b.Hi());
     EXPECT_DOUBLE_EQ(a.median_ns, b.median_ns);
     EXPECT_DOUBLE_EQ(a.spread_pct, b.spread_pct);
     ASSERT_EQ(a.runner_up.has_value(), b.runner_up.has_value());
@@ -116,12 +119,64 @@ void ExpectRejected(const std::string& text, const std::string& needle) {
   EXPECT_NE(err.find(needle), std::string::npos) << "error: " << err;
 }
 
+// Version 4: a thread rule instead of a thread count, and a boundary moved
+// to a crossover inside an octave (both neighbours agree).
+TEST(Table, GrainsAndMovedBoundariesRoundTrip) {
+  Table t = Sample();
+  Entry lo = t.entries[0], hi = t.entries[0];
+  hi.octave = 18;
+  lo.rule = ThreadRule{0};       // one thread
+  hi.rule = ThreadRule{40000};   // a thread per 40000 elements
+  lo.size_hi = hi.size_lo = 300000;  // octave 17 ends past 2^18 = 262144
+  lo.choice.split.threads = hi.choice.split.threads = 1;  // with a rule the count is not stored
+  t.entries = {lo, hi, t.entries[1]};
+  std::string err;
+  Table back;
+  const nlohmann::json j = tables::ToJson(t);
+  EXPECT_FALSE(j["entries"][0].contains("threads"));  // a rule replaces the count
+  EXPECT_EQ(j["entries"][1]["grain"], 40000);
+  EXPECT_EQ(j["entries"][2]["threads"], 1);  // an entry without a rule keeps its count
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &back, &err)) << err;
+  ExpectEqual(t, back);
+  EXPECT_EQ(back.entries[0].At(250000, 64).split.threads, 1);
+  EXPECT_EQ(back.entries[1].At(300000, 64).split.threads, 7);
+  EXPECT_EQ(back.entries[1].At(300000, 2).split.threads, 2);
+  EXPECT_EQ(back.entries[1].At(1 << 26, 64).split.threads, 64);
+  EXPECT_EQ(back.entries[1].At(30000, 64).split.threads, 1);
+  // Neighbours that disagree on their boundary are an error.
+  nlohmann::json bad = j;
+  bad["entries"][1]["size_lo"] = 290000;
+  Table u;
+  EXPECT_FALSE(tables::ParseTable(bad.dump(), &u, &err));
+  EXPECT_NE(err.find("octave 17 ends at 300000 but octave 18 begins at 290000"), std::string::npos) << err;
+  // A version-3 table's "grain" means nothing and is ignored.
+  nlohmann::json v3 = j;
+  v3["version"] = 3;
+  for (auto& e : v3["entries"]) e["size_lo"] = uint64_t(1) << e["octave"].get<int>(), e["size_hi"] = uint64_t(2) << e["octave"].get<int>();
+  ASSERT_TRUE(tables::ParseTable(v3.dump(), &u, &err)) << err;
+  EXPECT_FALSE(u.entries[1].rule.has_value());
+}
+
+TEST(ThreadRule, ThreadsPerGrainClampedToAvailable) {
+  EXPECT_EQ(ThreadRule{0}.Threads(uint64_t(1) << 30, 96), 1);
+  EXPECT_EQ(ThreadRule{1000}.Threads(999, 96), 1);
+  EXPECT_EQ(ThreadRule{1000}.Threads(2999, 96), 2);
+  EXPECT_EQ(ThreadRule{1000}.Threads(2999, 1), 1);
+  EXPECT_EQ(ThreadRule{1}.Threads(uint64_t(1) << 40, 96), 96);
+  // The default: one thread below 64K elements, a thread per 32K from there.
+  EXPECT_EQ(kDefaultThreadRule.Threads(65535, 96), 1);
+  EXPECT_EQ(kDefaultThreadRule.Threads(65536, 96), 2);
+  EXPECT_EQ(kDefaultThreadRule.Threads(uint64_t(1) << 20, 96), 32);
+  EXPECT_EQ(kDefaultThreadRule.Threads(uint64_t(1) << 24, 96), 96);
+}
+
 TEST(Table, BadTablesAreRejectedWithAMessage) {
   const std::string good = tables::ToJson(Sample()).dump(2);
   ExpectRejected(good.substr(0, good.size() / 2), "not valid JSON");
   ExpectRejected("", "not valid JSON");
   ExpectRejected("[]", "JSON object");
-  ExpectRejected(Mutate([](auto& j) { j["version"] = 4; }), "version 4");
+  ExpectRejected(Mutate([](auto& j) { j["version"] = tables::kSchemaVersion + 1; }),
+                 "version " + std::to_string(tables::kSchemaVersion + 1));
   ExpectRejected(Mutate([](auto& j) { j["version"] = 0; }), "version 0");
   ExpectRejected(Mutate([](auto& j) { j.erase("version"); }), "version");
   ExpectRejected(Mutate([](auto& j) { j["schema"] = "something-else"; }), "schema");
@@ -144,7 +199,10 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = "eight"; }), "wrong type");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["octave"] = 48; }), "out of range");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0].erase("octave"); }), "octave");
-  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_hi"] = 1 << 19; }), "size_hi");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_hi"] = 1 << 20; }), "size_hi");  // two octaves up
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["size_lo"] = 1 << 15; }), "size_lo");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["grain"] = -5; }), "grain");
+  ExpectRejected(Mutate([](auto& j) { j["entries"][0]["grain"] = 4096.5; }), "grain");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "sigmoid"; }), "gelu_approx");
   // A GELU erf entry naming a tanh variant computes the wrong formula.
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "none"; }), "does not compute");
@@ -210,10 +268,10 @@ TEST(Table, VersionOneBucketsLoadAsTwoOctaves) {
   EXPECT_EQ(t.entries[0].choice, t.entries[1].choice);
   EXPECT_EQ(t.entries[2].octave, 26);  // bucket 13
   EXPECT_EQ(t.entries[3].octave, 27);
-  // Written back, it is a version-3 table with four octave entries.
+  // Written back, it is a table of this version with four octave entries.
   Table back;
   ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
-  EXPECT_EQ(back.source_version, 3);
+  EXPECT_EQ(back.source_version, tables::kSchemaVersion);
   EXPECT_EQ(back.entries.size(), 4u);
   j["entries"][0]["size_lo"] = 1 << 17;
   ExpectRejected(j.dump(), "size_lo does not match bucket 8");

@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
         src << "  {" << int(e.op) << ", " << int(e.dtype) << ", " << int(e.mode) << ", " << int(e.layout) << ", "
             << e.octave << ", " << Quote(e.choice.variant) << ", " << SplitInit(e.choice.split) << ", "
             << (e.one_thread ? Quote(e.one_thread->variant) : std::string("nullptr")) << ", "
-            << SplitInit(e.one_thread ? e.one_thread->split : Split{}) << "},\n";
+            << SplitInit(e.one_thread ? e.one_thread->split : Split{}) << ", " << e.Lo() << "u, " << e.Hi()
+            << "u, " << (e.rule ? int64_t(e.rule->grain) : int64_t(-1)) << "},\n";
       src << "};\n";
     }
     list << "  {" << Quote(t.machine_id) << ", " << Quote(t.IsaFamily()) << ", " << Quote(argv[i]) << ", "

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <stdexcept>
 
 #include "tiling/table.h"
+#include "tools/tune/measurement_key.h"
 
 namespace actgrad::tune {
 
@@ -150,6 +153,8 @@ LogReplay MeasurementLog::Replay(const std::string& text, const std::string& nam
       if (!out.have_header) {
         const auto config = j.find("config");
         out.config = config == j.end() ? json() : *config;
+        const auto key = j.find("measurement_key");
+        out.key = key == j.end() ? json() : *key;
       }
       out.have_header = true;
       continue;
@@ -175,7 +180,7 @@ void MeasurementLog::OpenInMemory(const json&) {
 }
 
 bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error,
-                          SyncMode sync) {
+                          SyncMode sync, const json& key) {
   namespace fs = std::filesystem;
   Close();
   sync_ = sync;
@@ -183,9 +188,12 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   records_.clear();
   problems_.clear();
   loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
+  stale_note_.clear();
   std::string header;
   try {
-    header = json{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}}.dump() + "\n";
+    json h{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}};
+    if (!key.is_null()) h["measurement_key"] = key;
+    header = h.dump() + "\n";
   } catch (const json::exception& e) {  // a string in the config that is not UTF-8
     if (error) *error = path + ": cannot write the header: " + e.what();
     return false;
@@ -233,6 +241,45 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
       return false;
     }
     fs::rename(path, path + ".old", ec);
+    records_.clear();
+    problems_.clear();
+    text.clear();
+    good_end = 0;
+    torn_ = rejected_ = duplicates_ = 0;
+  } else if (!fresh && !key.is_null() && replay.have_header && replay.key != key) {
+    // Measured under another key (build, commit, environment, cores): its
+    // samples must not mix with this run's. Kept aside, never overwritten.
+    const auto hash_of = [](const json& k, const char* none) {
+      const auto it = k.is_object() ? k.find("hash") : k.end();
+      return it != k.end() && it->is_string() ? it->get<std::string>() : std::string(none);
+    };
+    std::vector<std::string> diffs = KeyDifferences(replay.key, key);
+    if (diffs.empty()) diffs.push_back("hash " + hash_of(replay.key, "absent") + " -> " + hash_of(key, "absent"));
+    std::string old_hash = hash_of(replay.key, "nokey");
+    if (old_hash.empty() || old_hash.size() > 32 ||  // a name part, whatever a hand-edited header holds
+        !std::all_of(old_hash.begin(), old_hash.end(), [](unsigned char c) { return std::isalnum(c); }))
+      old_hash = "other";
+    const std::string base = path + ".stale-" + old_hash;
+    std::string aside;
+    for (int i = 1;; ++i) {
+      aside = i == 1 ? base : base + "-" + std::to_string(i);
+      if (::link(path.c_str(), aside.c_str()) == 0) {  // claims the name: fails if it exists
+        ::unlink(path.c_str());
+        break;
+      }
+      if (errno == EEXIST) continue;
+      // No hard links here (some file systems): check, then rename.
+      if (fs::exists(aside, ec)) continue;
+      fs::rename(path, aside, ec);
+      if (ec) {
+        if (error) *error = path + ": the measurement key changed (" + JoinDifferences(diffs) +
+                            ") and the old log cannot be moved aside to " + aside + ": " + ec.message();
+        return false;
+      }
+      break;
+    }
+    stale_note_ = "measurement key changed (" + JoinDifferences(diffs) + "): the old log is kept as " + aside +
+                  "; starting fresh";
     records_.clear();
     problems_.clear();
     text.clear();

@@ -59,6 +59,7 @@ struct LogReplay {
   std::map<Key, LogRecord> records;  // the first of duplicates
   bool have_header = false;
   nlohmann::json config;  // the first header's
+  nlohmann::json key;     // the first header's "measurement_key" (null if it has none)
   size_t good_end = 0;    // where the last complete line ends: new lines go there
   size_t torn = 0;        // lines that are not JSON: the torn last one, corrupt ones
   size_t rejected = 0;    // JSON lines that are neither a header nor a valid record
@@ -79,8 +80,13 @@ class MeasurementLog {
   // Opens (creating directories and the file as needed). An existing log
   // whose header config differs from `config` is an error unless `fresh`, in
   // which case it is renamed to <path>.old and a new log is started.
+  // `key` (MeasurementKey::ToJson; null: not checked) goes into the header
+  // ("measurement_key"); an existing log of the same config whose key differs
+  // (or that has none) is not resumed: it is renamed to
+  // <path>.stale-<its key's hash> (never over an existing file) and a new log
+  // is started; stale_note() says so and names the fields that differ.
   bool Open(const std::string& path, const nlohmann::json& config, bool fresh, std::string* error,
-            SyncMode sync = SyncMode::kBackground);
+            SyncMode sync = SyncMode::kBackground, const nlohmann::json& key = nlohmann::json());
   // In-memory only (no file): for --verify and tests.
   void OpenInMemory(const nlohmann::json& config);
 
@@ -99,6 +105,9 @@ class MeasurementLog {
   size_t duplicate_lines() const { return duplicates_; }
   // A message for each line skipped at Open (the first LogReplay::kMaxProblems).
   const std::vector<std::string>& problems() const { return problems_; }
+  // Set by Open when the log's measurement key differed: "measurement key
+  // changed (...): the old log is kept as X; starting fresh". Empty otherwise.
+  const std::string& stale_note() const { return stale_note_; }
 
   static nlohmann::json ToJson(const LogRecord& r);
   // A measurement line: "type" "m", strings cell and cand, integers round and
@@ -116,6 +125,7 @@ class MeasurementLog {
   std::map<Key, LogRecord> records_;
   size_t loaded_ = 0, appended_ = 0, torn_ = 0, rejected_ = 0, duplicates_ = 0;
   std::vector<std::string> problems_;
+  std::string stale_note_;
   SyncMode sync_ = SyncMode::kBackground;
   // Background fdatasync.
   void SyncLoop();

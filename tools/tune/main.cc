@@ -3,6 +3,8 @@
 //   actgrad-tune [--budget 10m] [--quick] [--ops ...] [--dtypes ...] [--sizes 1K-64M]
 //   actgrad-tune --verify tiling/tables/<machine-id>.json
 //   actgrad-tune --check [--check-points both] [--budget 10m]
+//   actgrad-tune --shard K/N [...]             (shard.h; docs/tuning.md "Tuning a fleet")
+//   actgrad-tune merge --out TABLE [--allow-partial] SHARD_TABLE...
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,9 +35,11 @@
 #include "tools/tune/accuracy_gate.h"
 #include "tools/tune/cpu_backend.h"
 #include "tools/tune/log.h"
+#include "tools/tune/measurement_key.h"
 #include "tools/tune/out_table.h"
 #include "tools/tune/progress.h"
 #include "tools/tune/search.h"
+#include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
 #include "tools/tune/tuner.h"
 
@@ -310,10 +314,37 @@ int Main(int argc, char** argv) {
   app.add_option("--tolerance", tolerance_pct, "With --check: % the shipping choice may be slower (default 5)");
   app.add_flag("--plain", plain, "Plain progress lines even on a terminal");
   app.add_flag("--dry-run", dry_run, "Print the cells and candidate counts, measure nothing");
+  std::string shard_s;
+  app.add_option("--shard", shard_s,
+                 "K/N: tune only shard K (1..N) of the run's series (every octave of an op/dtype/mode/layout), so "
+                 "that N identical machines split the work; join the tables with `actgrad-tune merge`");
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
+  bool allow_partial = false;
+  CLI::App* merge_cmd = app.add_subcommand(
+      "merge", "Join the tables of shards (--shard K/N) into one table (refuses shards of another machine id, "
+               "measurement key, backend or N, duplicate indices, overlapping cells, and missing shards)");
+  merge_cmd->add_option("--out", merge_out, "The merged table (written atomically)")->required();
+  merge_cmd->add_option("tables", merge_inputs, "The shard tables")->required();
+  merge_cmd->add_flag("--allow-partial", allow_partial,
+                      "Write a table even when shards are missing (its provenance lists them)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a bad command line is a usage error like the others
+  }
+  if (merge_cmd->parsed()) {
+    MergeSummary ms;
+    std::string merr;
+    if (!MergeShardFiles(merge_out, merge_inputs, allow_partial, &ms, &merr)) {
+      std::fprintf(stderr, "actgrad-tune: %s; nothing written\n", merr.c_str());
+      return 2;
+    }
+    std::string missing;
+    for (int k : ms.missing) missing += (missing.empty() ? "" : ",") + std::to_string(k);
+    std::printf("wrote %s (%zu entries from %zu of %d shards%s)\n", merge_out.c_str(), ms.entries, ms.merged.size(),
+                ms.count, missing.empty() ? "" : ("; missing " + missing).c_str());
+    return 0;
   }
 
   TuneConfig cfg = TuneConfig::Defaults(quick);
@@ -346,6 +377,16 @@ int Main(int argc, char** argv) {
     }
   }
   cfg.search.seed = seed;
+  if (!shard_s.empty()) {
+    if (!verify_path.empty()) {
+      std::fprintf(stderr, "actgrad-tune: --shard splits a tuning run; --verify takes the whole table\n");
+      return 2;
+    }
+    if (!ParseShard(shard_s, &cfg.shard_index, &cfg.shard_count, &err)) {
+      std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
+      return 2;
+    }
+  }
   if (check) {
     if (check_points == "tuned") cfg.points = TuneConfig::Points::kTuned;
     else if (check_points == "between") cfg.points = TuneConfig::Points::kBetween;
@@ -443,6 +484,18 @@ int Main(int argc, char** argv) {
   }
 
   // ---------------------------------------------------------------- tune
+  if (cfg.shard_count > 0 && PlanCells(cfg).empty()) {
+    TuneConfig whole = cfg;
+    whole.shard_count = 0;
+    const size_t series = AssignSeries(PlanCells(whole), 1).series.front().size();
+    if (series > 0) {
+      std::fprintf(stderr,
+                   "actgrad-tune: --shard %d/%d has no series: the selection has %zu series (every octave of an "
+                   "op/dtype/mode/layout), so use at most %zu shards\n",
+                   cfg.shard_index, cfg.shard_count, series, series);
+      return 2;
+    }
+  }
   if (PlanCells(cfg).empty()) {
     std::fprintf(stderr,
                  "actgrad-tune: the selection has no cells (i32 and i8 are SELU only; bcast is GELU and Softshrink "
@@ -451,6 +504,11 @@ int Main(int argc, char** argv) {
   }
   const std::string id = backend->MachineId();
   std::error_code ec;
+  // A shard's table is not a table to compile in (tiling/tables/ is): it
+  // goes next to its log until `actgrad-tune merge` joins the shards.
+  const std::string shard_tag =
+      cfg.shard_count > 0 ? "-shard" + std::to_string(cfg.shard_index) + "of" + std::to_string(cfg.shard_count) : "";
+  if (out_path.empty() && cfg.shard_count > 0) out_path = "build/tune/" + id + shard_tag + ".json";
   if (out_path.empty())
     out_path = fs::is_directory("tiling/tables", ec) ? "tiling/tables/" + id + ".json" : id + ".json";
   // Checked before measuring, so that a run never ends with nowhere to write
@@ -467,7 +525,7 @@ int Main(int argc, char** argv) {
   if (log_path.empty()) {
     char hash[20];
     std::snprintf(hash, sizeof(hash), "%08llx", (unsigned long long)(HashKey(0, header.dump()) & 0xffffffffull));
-    log_path = "build/tune/" + id + "-" + backend->Name() + "-" + hash + ".log.jsonl";
+    log_path = "build/tune/" + id + "-" + backend->Name() + "-" + hash + shard_tag + ".log.jsonl";
   }
 
   if (dry_run) {
@@ -488,12 +546,15 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
+  const MeasurementKey key = MeasurementKey::Current(GitCommit(), id);
   MeasurementLog log;
   if (!log.Open(log_path, header, fresh, &err,
-                fsync_each ? MeasurementLog::SyncMode::kEveryLine : MeasurementLog::SyncMode::kBackground)) {
+                fsync_each ? MeasurementLog::SyncMode::kEveryLine : MeasurementLog::SyncMode::kBackground,
+                key.ToJson())) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 2;
   }
+  if (!log.stale_note().empty()) std::fprintf(stderr, "actgrad-tune: %s\n", log.stale_note().c_str());
   if (log.torn_lines())
     std::fprintf(stderr, "actgrad-tune: ignored %zu torn line(s) in %s (an interrupted write)\n", log.torn_lines(),
                  log_path.c_str());
@@ -544,7 +605,9 @@ int Main(int argc, char** argv) {
                  gate.absent().size(), gate.source().c_str());
   }
 
-  res.table.provenance["git_commit"] = GitCommit();
+  res.table.provenance["git_commit"] = key.git_commit;
+  res.table.provenance["measurement_key"] = key.ToJson();
+  if (cfg.shard_count > 0) res.table.provenance["shard"] = ShardProvenance(cfg, cfg.shard_index, cfg.shard_count);
   res.table.provenance["date"] = NowUtc();
   res.table.provenance["tool_version"] = kToolVersion;
   res.table.provenance["wall_sec"] = std::round(wall * 10) / 10;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
 
 namespace actgrad::tune {
@@ -86,6 +87,7 @@ json TuneConfig::ToJson() const {
   if (points != Points::kTuned) j["points"] = points == Points::kBetween ? "between" : "both";
   if (incumbent_name != "default") j["incumbent"] = incumbent_name;
   if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
+  if (shard_count > 0) j["shard"] = {{"index", shard_index}, {"count", shard_count}};
   j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
                  {"max_base_reps", search.max_base_reps}, {"trait_finalists", search.trait_finalists},
@@ -131,7 +133,7 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
           }
         }
     }
-  return cells;
+  return cfg.shard_count > 0 ? ShardCells(cells, cfg.shard_index, cfg.shard_count) : cells;
 }
 
 tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {

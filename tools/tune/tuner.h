@@ -51,6 +51,9 @@ struct TuneConfig {
   // interleaved samples each (CellOutcome::confirmed). 0 = off.
   int confirm_reps = 0;
   double confirm_above = 0.05;
+  // --shard K/N (tools/tune/shard.h): PlanCells returns shard K's series
+  // only (1-based; shard_count 0 = the whole run).
+  int shard_index = 0, shard_count = 0;
 
   static TuneConfig Defaults(bool quick);
   // Everything that changes the search path (the log header compares it).

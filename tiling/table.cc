@@ -410,6 +410,22 @@ json ToJson(const Table& t) {
   return j;
 }
 
+size_t ResetDisagreeingBoundaries(std::vector<Entry>* entries) {
+  std::map<std::tuple<int, int, int, int, int>, Entry*> by_cell;
+  for (Entry& e : *entries) by_cell[std::make_tuple(int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave)] = &e;
+  size_t moved = 0;
+  for (auto& [cell, e] : by_cell) {
+    auto next = cell;
+    std::get<4>(next) += 1;
+    const auto it = by_cell.find(next);
+    if (it == by_cell.end() || e->Hi() == it->second->Lo()) continue;
+    e->size_hi = OctaveHi(e->octave);
+    it->second->size_lo = OctaveLo(it->second->octave);
+    ++moved;
+  }
+  return moved;
+}
+
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error) {
   std::string text;
   try {

@@ -98,6 +98,11 @@ bool ParseTable(const std::string& text, Table* out, std::string* error, bool ch
 // a device never end), then ParseTable. Errors start with the path.
 bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool check_variants = true);
 nlohmann::json ToJson(const Table& t);
+// Where two neighbouring octaves' entries of a series disagree on their
+// boundary (entries of two runs merged), both move back to the power of two
+// between them: the crossover of a pair that was never measured together is
+// unknown. Returns how many boundaries it moved.
+size_t ResetDisagreeingBoundaries(std::vector<Entry>* entries);
 // Writes atomically (temporary file <path>.tmp, fsync, rename); on any error
 // the temporary file is removed and a table already at `path` is untouched.
 bool SaveTableFile(const std::string& path, const Table& t, std::string* error);

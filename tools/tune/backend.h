@@ -76,6 +76,10 @@ class Backend {
   // OMP_NUM_THREADS, omp_set_num_threads), so that an entry needs its
   // one-thread fallback. An Atlas launch's block dim is the table's own.
   virtual bool CallersCapThreads() const { return true; }
+  // The most threads a choice can use here: a table entry's thread rule is
+  // evaluated with it (--verify). Unlimited for backends whose "threads" are
+  // not a CPU's (Atlas block dims).
+  virtual int ThreadsAvailable() const { return 1 << 20; }
   // Provenance block of the table (see docs/conventions.md).
   virtual nlohmann::json Provenance() = 0;
   virtual std::string MachineId() = 0;

@@ -28,6 +28,7 @@
 #include "tiling/size_cells.h"
 #include "tools/inputs/op_inputs.h"
 #include "tools/inputs/placement.h"
+#include "tools/tune/topology.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad::tune {
@@ -162,6 +163,7 @@ struct CpuBackend::Impl {
   const AccuracyGate* gate;
   CpuBackendOptions opts;
   nlohmann::json caches = ReadCaches();
+  Topology topology = ThisTopology();
 
   // The operands of the current (op, dtype): g and out with `data_n`
   // elements, x with `data_x_n` (1024 for bcast cells).
@@ -371,11 +373,20 @@ std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
   });
   // Threads pay off only above ~8K elements (RunVariant runs anything under
   // kSerialBelow serially). Chunks and stage tiles: SplitRefinements.
+  // The thread counts: 1, 2, 4, ... and every core. Counts beyond one
+  // socket only where the operands overflow the socket's last-level caches
+  // (then a second socket adds memory bandwidth; below, it adds only
+  // cross-socket traffic).
   const int maxt = ThreadCap();
+  const Topology& topo = impl_->topology;
+  const uint64_t socket_llc = CacheBytes(impl_->caches, "l3", uint64_t(32) << 20) *
+                              uint64_t(std::max(1, topo.cpus_per_socket / std::max(1, topo.cpus_per_llc)));
+  const bool beyond_socket = topo.sockets > 1 && 3 * b.n * DTypeSize(b.dtype) > socket_llc;
   std::vector<int> threads = {1};
   if (maxt > 1 && b.n >= kThreadedCandidatesFrom) {
-    if (maxt >= 8) threads.push_back(maxt / 2);
-    threads.push_back(maxt);
+    const int local = beyond_socket ? maxt : std::clamp(topo.cpus_per_socket, 1, maxt);
+    for (int t = 2; t < local; t *= 2) threads.push_back(t);
+    threads.push_back(local);
   }
   std::vector<Choice> out;
   for (const Variant* v : vs)
@@ -483,6 +494,9 @@ nlohmann::json CpuBackend::Provenance() {
   }
   p["cpu_flags"] = flags;
   p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
+  // What the thread rules were measured with (docs/tuning.md): the CPUs the
+  // tuner could use and their sockets and cache domains.
+  p["topology"] = impl_->topology.ToJson();
   p["omp_max_threads"] = ThreadCap();
   // How long idle pool threads spin (ACTGRAD_SPIN_US) changes what threads
   // cost on a shared machine; see variants/thread_pool.h.

@@ -52,7 +52,8 @@ class CpuBackend : public Backend {
 
   // The sizes a bucket is timed at.
   std::vector<uint64_t> Points(const Cell& b) const;
-  int ThreadCap() const;  // the max_threads option, else the pool's MaxThreads()
+  int ThreadCap() const;
+  int ThreadsAvailable() const override { return ThreadCap(); }  // the max_threads option, else the pool's MaxThreads()
   // Where the kernels read g and x and write out since the last Prepare or
   // Measure (null before the first). For tests.
   struct OperandView {

@@ -125,6 +125,7 @@ tables::Table MergeTables(const tables::Table& base, const tables::Table& run, M
   out.machine_id = run.machine_id;
   out.backend = run.backend;
   for (auto& [id, e] : cells) out.entries.push_back(std::move(e));  // sorted by cell
+  tables::ResetDisagreeingBoundaries(&out.entries);  // a new entry beside an old one
   out.provenance = run.provenance.is_object() ? run.provenance : json::object();
   if (counts) *counts = c;
   // Every entry of the base replaced (a full run again): the table is this

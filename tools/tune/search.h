@@ -84,6 +84,11 @@ struct CellOutcome {
     int reps = 0;
   };
   std::optional<Confirmation> confirmed;
+  // --check only: fresh interleaved samples of the shipping choice against
+  // the untuned default (ratio = median(shipping) / median(default): > 1 =
+  // shipping slower; p: one-sided U test, the default faster). Unset where
+  // the shipping choice is the default.
+  std::optional<Confirmation> vs_default;
 };
 
 // Thrown when the stop flag is raised (Ctrl-C): the log keeps everything

@@ -53,6 +53,7 @@ TuneConfig TuneConfig::Defaults(bool quick) {
     c.search.final_reps = 6;
     c.search.min_final_reps = 4;
     c.search.max_base_reps = 1;
+    c.series.bisect_steps = 2;
   }
   return c;
 }
@@ -66,7 +67,10 @@ json TuneConfig::ToJson() const {
   // 9: the final and confirmation rounds spread their samples over operand
   // placements (search.final_placements), grouped by placement; log lines
   // carry "placement".
-  j["search_version"] = 9;
+  // 10: per series, crossovers between octaves are bisected (logged as
+  // "<series>/x<octave>@<n>" confirmation rounds) and thread counts become
+  // thread rules (table schema 4).
+  j["search_version"] = 10;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -94,6 +98,7 @@ json TuneConfig::ToJson() const {
                  {"trait_within", search.trait_within}, {"alpha", search.alpha},
                  {"min_gain", search.min_gain}, {"seed", search.seed},
                  {"final_placements", search.final_placements}};
+  j["series"] = {{"bisect_steps", series.bisect_steps}, {"bisect_reps", series.bisect_reps}};
   return j;
 }
 
@@ -136,6 +141,18 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
   return cfg.shard_count > 0 ? ShardCells(cells, cfg.shard_index, cfg.shard_count) : cells;
 }
 
+double Regret(const CellOutcome& o) {
+  double best = o.chosen.median;
+  if (o.runner_up && o.runner_up->median > 0) best = std::min(best, o.runner_up->median);
+  return best > 0 ? o.chosen.median / best : 1.0;
+}
+
+double ShippingRegret(const CellOutcome& o) {
+  double best = std::min(o.chosen.median, o.incumbent.median);
+  if (o.runner_up && o.runner_up->median > 0) best = std::min(best, o.runner_up->median);
+  return best > 0 ? o.incumbent.median / best : 1.0;
+}
+
 tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
   tables::Entry e;
   e.op = o.cell.op;
@@ -165,6 +182,7 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
                                   {"median_ns", std::round(o.incumbent.median * 10) / 10}}},
                      {"speedup_vs_default", std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
                      {"p_value", std::round(o.p_value * 1e4) / 1e4},
+                     {"regret", std::round(Regret(o) * 1e4) / 1e4},
                      {"decision", o.decision},
                      {"candidates", o.candidates_searched},
                      {"candidates_offered", o.candidates_total},
@@ -201,6 +219,49 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
   }
 }
 
+// After a group's cells (res->cells from `first` on): each layout's series
+// gets its crossovers and thread rules (tools/tune/series.h), written into
+// the matching table entries.
+static void FitGroupSeries(Search& search, Backend& be, const TuneConfig& cfg, const std::string& group,
+                           TuneResult* res, size_t first, Progress& progress) {
+  std::map<std::string, std::vector<size_t>> by_layout;  // indices into res->cells and res->table.entries
+  for (size_t i = first; i < res->cells.size(); ++i)
+    if (res->cells[i].key.find('@') == std::string::npos) by_layout[res->cells[i].cell.layout].push_back(i);
+  int max_threads = 1;
+  for (const auto& [layout, idx] : by_layout)
+    for (size_t i : idx)
+      for (const Choice& c : be.Candidates(res->cells[i].cell)) max_threads = std::max(max_threads, c.split.threads);
+  SeriesOptions opts = cfg.series;
+  opts.max_threads = max_threads;
+  for (const auto& [layout, idx] : by_layout) {
+    std::vector<const CellOutcome*> outcomes;
+    std::vector<tables::Entry*> entries;
+    for (size_t i : idx) {
+      outcomes.push_back(&res->cells[i]);
+      entries.push_back(&res->table.entries[i]);
+    }
+    const std::string series = group + "/" + layout;
+    try {
+      const SeriesFit fit = FitSeries(search, be, series, outcomes, entries, opts);
+      std::string line = series + ": thread rule " + fit.rule_source;
+      for (const Crossover& c : fit.crossovers) {
+        line += "; o" + std::to_string(c.octave) + "/" + std::to_string(c.octave + 1) + " cross at " +
+                SizeLabel(c.n) + " (" + c.why + ")";
+        res->crossovers.push_back(series + " octave " + std::to_string(c.octave) + ": " + std::to_string(c.n) + " (" +
+                                  c.why + ")");
+      }
+      progress.Line(line);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const LogMismatch&) {
+      throw;
+    } catch (const std::exception& e) {
+      res->notes.push_back(series + ": crossovers not fitted: " + e.what());
+      progress.Line(series + ": crossovers not fitted: " + e.what());
+    }
+  }
+}
+
 TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
                      const std::atomic<bool>* stop) {
   TuneResult res;
@@ -231,6 +292,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
 
   size_t ci = 0;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const size_t group_first_cell = res.cells.size();
     std::vector<const CellSpec*> gcells;
     for (const auto& c : cells)
       if (c.group == groups[gi]) gcells.push_back(&c);
@@ -351,6 +413,14 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
           const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);
           o.confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
         }
+        // --check: is the shipping choice slower than not tuning at all?
+        if (cfg.incumbent && cfg.confirm_reps > 0) {
+          const Choice def = be.Default(b);
+          if (def.Key() != o.incumbent.cand.Key()) {
+            const auto [si, sd] = search.Compare(cs->key + "/default", b, o.incumbent.cand, def, cfg.confirm_reps);
+            o.vs_default = CellOutcome::Confirmation{Median(si) / Median(sd), MannWhitneyLessP(sd, si), cfg.confirm_reps};
+          }
+        }
         res.budget_cut_cells += o.budget_cut;
         progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
                       Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
@@ -370,6 +440,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       }
       done_plan += cur_plan;
     }
+    // --- per series (layout) of the group: crossovers, thread rules ---
+    // (Not for --check: its cells judge the shipping table, they make none.)
+    if (be.CallersCapThreads() && !cfg.incumbent) FitGroupSeries(search, be, cfg, groups[gi], &res, group_first_cell, progress);
   }
 
   res.spent_sec = search.spent();
@@ -377,6 +450,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   res.replayed = search.replayed();
   res.table.machine_id = be.MachineId();
   res.table.backend = be.Name();
+  std::vector<double> regrets;
+  for (const auto& o : res.cells) regrets.push_back(Regret(o));
+  const double regret_geomean = regrets.empty() ? 1.0 : GeoMean(regrets);
   json prov = be.Provenance();
   prov["tool_version"] = kToolVersion;
   prov["backend"] = be.Name();
@@ -387,6 +463,8 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
                     {"measurements", res.measured + res.replayed},
                     {"measurement_sec", std::round(res.spent_sec * 10) / 10},
                     {"budget_cut_cells", res.budget_cut_cells},
+                    {"regret_geomean", std::round(regret_geomean * 1e4) / 1e4},
+                    {"crossovers", res.crossovers.size()},
                     {"seed", cfg.search.seed},
                     {"notes", res.notes}};
   // Which operand placements the final rounds spread their samples over (a
@@ -426,7 +504,7 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
     VerifyRow row;
     row.cell = Cell{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
                         e.mode};
-    row.entry = e.choice;
+    row.entry = e.At(row.cell.n, be.ThreadsAvailable());
     progress.Update(double(i), CellKey(row.cell));
     try {
       row.def = be.Default(row.cell);
@@ -571,6 +649,38 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     o << row << "\n";
   }
   o << "overall: " << all_ok << " of " << all << " cells within " << Fmt("%.0f", tolerance * 100) << " %\n";
+  // Regret: the shipping choice over the best finalist of the same
+  // interleaved final round (tuned sizes and between them), and the cells
+  // where not tuning at all would be faster, significantly (U test p < 0.05)
+  // and by more than 2 %.
+  std::vector<double> regret, regret_tuned, regret_between;
+  int vs_default = 0, slower_than_default = 0;
+  std::string slower_cells;
+  for (const auto& c : res.cells) {
+    regret.push_back(ShippingRegret(c));
+    (c.key.find('@') == std::string::npos ? regret_tuned : regret_between).push_back(ShippingRegret(c));
+    if (!c.vs_default) continue;
+    ++vs_default;
+    if (c.vs_default->p < 0.05 && c.vs_default->ratio > 1.02) {
+      ++slower_than_default;
+      slower_cells += " " + c.key + Fmt(" (%.3fx", c.vs_default->ratio) + Fmt(", p=%.2g)", c.vs_default->p);
+    }
+  }
+  if (!regret.empty()) {
+    std::vector<double> sorted = regret;
+    std::sort(sorted.begin(), sorted.end());
+    o << "regret of the shipping choice (its time / the best of the same final round): geometric mean "
+      << Fmt("%.4f", GeoMean(regret)) << " over " << regret.size() << " cells"
+      << (regret_tuned.empty() || regret_between.empty()
+              ? ""
+              : Fmt(" (%.4f at the tuned sizes", GeoMean(regret_tuned)) +
+                    Fmt(", %.4f between them)", GeoMean(regret_between)))
+      << ", median " << Fmt("%.4f", sorted[sorted.size() / 2]) << ", worst " << Fmt("%.4f", sorted.back()) << "\n";
+  }
+  if (vs_default > 0)
+    o << "against the untuned default (fresh interleaved samples, " << vs_default << " cells where they differ): "
+      << slower_than_default << " significantly slower (p < 0.05, > 2 %)" << (slower_cells.empty() ? "" : ":")
+      << slower_cells << "\n";
   return o.str();
 }
 

@@ -16,6 +16,7 @@
 #include "tools/tune/log.h"
 #include "tools/tune/progress.h"
 #include "tools/tune/search.h"
+#include "tools/tune/series.h"
 
 namespace actgrad::tune {
 
@@ -36,6 +37,7 @@ struct TuneConfig {
   double screen_share = 0.10;    // of the measurement budget, for screening
   double refine_share = 0.20;    // of a cell's allowance, for its split refinements (RefineSplit)
   SearchOptions search;
+  SeriesOptions series;  // crossovers and thread rules (tools/tune/series.h)
   // Where cells are measured: each octave's representative n (what a tuning
   // run uses), the sizes between them (2^(h+1) - 3: the top of octave h,
   // sqrt(2) past the size it was tuned at, where the dispatch switches to the
@@ -80,7 +82,16 @@ struct TuneResult {
   double spent_sec = 0;            // measurement time (logged), replayed included
   int measured = 0, replayed = 0;
   int budget_cut_cells = 0;
+  std::vector<std::string> crossovers;  // "<series> octave h: n (why)"
 };
+
+// A cell's regret: its choice's median over the best median of the final
+// round that chose it (1 = the choice was the fastest measured; > 1 when the
+// incumbent was kept against a challenger not significantly faster).
+double Regret(const CellOutcome& o);
+// --check: the shipping choice's (the incumbent's) time over the best
+// finalist's of the same final round.
+double ShippingRegret(const CellOutcome& o);
 
 // Runs (or resumes) a tuning run. Throws Interrupted when *stop is raised.
 TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,

@@ -1,6 +1,6 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
-Subcommands: plot, compare, stability, record, dashboard, synth.
+Subcommands: plot, compare, stability, tables-agree, record, dashboard, synth.
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
 significant regression, 2 bad input: a bad file, option, --db or output path,
 or an error of the database itself (read-only, corrupt, unreachable); one line
@@ -71,6 +71,11 @@ def cmd_compare(a):
 def cmd_stability(a):
     from . import stability
     return stability.run(a)
+
+
+def cmd_tables_agree(a):
+    from . import tables
+    return tables.run(a)
 
 
 def _resolve(run, doc, a):
@@ -192,6 +197,14 @@ def parser():
                    "(default 5%%)")
     s.add_argument("--md", metavar="FILE", help="also write the table as markdown (for docs/performance.md)")
     s.set_defaults(fn=cmd_stability)
+
+    s = sub.add_parser("tables-agree", help="do two tiling tables choose alike?",
+                       description="Per cell both tables have: the same variant, threads at the tuned size "
+                       "(thread rules evaluated on the tuning cores) and store type? Exit 0, or 2 on bad input.")
+    s.add_argument("a", metavar="A.json")
+    s.add_argument("b", metavar="B.json")
+    s.add_argument("--list", action="store_true", help="list the cells that differ")
+    s.set_defaults(fn=cmd_tables_agree)
 
     s = sub.add_parser("record", help="store runs in the history database",
                        description="Store runs in the history database (SQLite file by default, or "

@@ -327,7 +327,30 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
   auto final_median = [&](int i) { return Median(slots[size_t(i)].Round(final_round)); };
   finals = by_median(finals, final_median);
   out.incumbent = stats(0, slots[0].Round(final_round));
-  const int best = finals.front();
+  int best = finals.front();
+  // Ties go to the preferred challenger (the backend's simplest, `preference`):
+  // a finalist within min_gain of the fastest one's median that the fastest
+  // one does not beat significantly. Two runs then pick the same candidate
+  // among near-equals instead of whichever drew the luckier samples.
+  std::string tie_note;
+  if (best != 0 && preference) {
+    const auto& fastest = slots[size_t(best)].Round(final_round);
+    for (int i : finals) {
+      if (i == 0 || i == best || preference(slots[size_t(i)].cand) >= preference(slots[size_t(best)].cand)) continue;
+      const auto& mine = slots[size_t(i)].Round(final_round);
+      if (Median(mine) > Median(fastest) * (1.0 + opts_.min_gain)) continue;
+      if (!det && MannWhitneyLessP(fastest, mine) < opts_.alpha) continue;
+      tie_note = "; tie: the simpler " + slots[size_t(i)].cand.variant + " t" +
+                 std::to_string(slots[size_t(i)].cand.split.threads) + " over " + slots[size_t(best)].cand.variant +
+                 " t" + std::to_string(slots[size_t(best)].cand.split.threads) + " (" +
+                 Fmt("%.1f", 100 * (1.0 - Median(fastest) / Median(mine))) + "% faster, not significantly)";
+      best = i;
+    }
+    if (best != finals.front()) {  // the finals' order with the tie's winner first
+      std::erase(finals, best);
+      finals.insert(finals.begin(), best);
+    }
+  }
   int chosen = 0;
   if (best == 0) {
     out.decision = "incumbent is fastest";
@@ -350,6 +373,7 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
                      (det ? std::string() : " (p=" + Fmt("%.3g", out.p_value) + ")");
     }
   }
+  out.decision += tie_note;
   out.chosen = stats(chosen, slots[size_t(chosen)].Round(final_round));
   for (int i : finals)
     if (i != chosen) {

@@ -2,7 +2,9 @@
 // halving over a cell's candidates with interleaved, shuffled (seeded)
 // rounds, then a final interleaved round of the best few against the
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
-// the challenger is faster with p < alpha and a median gain >= min_gain.
+// the challenger is faster with p < alpha and a median gain >= min_gain;
+// among challengers within min_gain of each other and not significantly
+// apart, the simpler one (`preference`) challenges.
 // The screening and halving rounds measure on placement 0 (operand layout,
 // Backend::SetPlacement); the final round spreads every finalist's samples
 // over placements 0..final_placements-1 alike, so that a choice never rests
@@ -126,6 +128,10 @@ class Search {
 
   // Called after every sample (for progress displays).
   std::function<void()> on_sample;
+  // Lower = simpler (the backend's order of candidates: the default first,
+  // fewer threads before more); the final round gives a tie to the simpler
+  // finalist (Run). Unset: the fastest median wins ties.
+  std::function<int(const Choice&)> preference;
 
  private:
   struct Slot;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -70,7 +72,9 @@ json TuneConfig::ToJson() const {
   // 10: per series, crossovers between octaves are bisected (logged as
   // "<series>/x<octave>@<n>" confirmation rounds) and thread counts become
   // thread rules (table schema 4).
-  j["search_version"] = 10;
+  // 11: ties (within min_gain, not significant) go to the backend's simpler
+  // candidate.
+  j["search_version"] = 11;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -389,6 +393,13 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
       try {
         std::vector<Choice> all = be.Candidates(b);
         if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
+        // Ties in the final round go to the backend's simpler candidate.
+        auto order = std::make_shared<std::map<std::string, int>>();
+        for (size_t k = 0; k < all.size(); ++k) order->emplace(all[k].Key(), int(k));
+        search.preference = [order](const Choice& c) {
+          const auto it = order->find(c.Key());
+          return it == order->end() ? std::numeric_limits<int>::max() : it->second;
+        };
         const Choice inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
         // Order (what survives when the budget cuts candidates): the screen's
         // variant rank, and within it the split (threads) that

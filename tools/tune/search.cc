@@ -329,21 +329,24 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
   out.incumbent = stats(0, slots[0].Round(final_round));
   int best = finals.front();
   // Ties go to the preferred challenger (the backend's simplest, `preference`):
-  // a finalist within min_gain of the fastest one's median that the fastest
-  // one does not beat significantly. Two runs then pick the same candidate
-  // among near-equals instead of whichever drew the luckier samples.
+  // the fastest finalist outranks a simpler one only by the margin a
+  // challenger needs against the incumbent, significantly (U test) and by at
+  // least min_gain; otherwise the simpler one takes its place. Two runs then
+  // pick the same candidate among near-equals instead of whichever drew the
+  // luckier samples, at a cost below min_gain.
   std::string tie_note;
   if (best != 0 && preference) {
     const auto& fastest = slots[size_t(best)].Round(final_round);
     for (int i : finals) {
       if (i == 0 || i == best || preference(slots[size_t(i)].cand) >= preference(slots[size_t(best)].cand)) continue;
       const auto& mine = slots[size_t(i)].Round(final_round);
-      if (Median(mine) > Median(fastest) * (1.0 + opts_.min_gain)) continue;
-      if (!det && MannWhitneyLessP(fastest, mine) < opts_.alpha) continue;
+      const bool beaten = Median(fastest) <= Median(mine) * (1.0 - opts_.min_gain) &&
+                          (det || MannWhitneyLessP(fastest, mine) < opts_.alpha);
+      if (beaten) continue;
       tie_note = "; tie: the simpler " + slots[size_t(i)].cand.variant + " t" +
                  std::to_string(slots[size_t(i)].cand.split.threads) + " over " + slots[size_t(best)].cand.variant +
                  " t" + std::to_string(slots[size_t(best)].cand.split.threads) + " (" +
-                 Fmt("%.1f", 100 * (1.0 - Median(fastest) / Median(mine))) + "% faster, not significantly)";
+                 Fmt("%.1f", 100 * (1.0 - Median(fastest) / Median(mine))) + "% faster: below the margin)";
       best = i;
     }
     if (best != finals.front()) {  // the finals' order with the tie's winner first

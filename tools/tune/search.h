@@ -3,8 +3,8 @@
 // rounds, then a final interleaved round of the best few against the
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
 // the challenger is faster with p < alpha and a median gain >= min_gain;
-// among challengers within min_gain of each other and not significantly
-// apart, the simpler one (`preference`) challenges.
+// among the challengers, the same margin decides: one that does not beat a
+// simpler one (`preference`) by it yields to the simpler one.
 // The screening and halving rounds measure on placement 0 (operand layout,
 // Backend::SetPlacement); the final round spreads every finalist's samples
 // over placements 0..final_placements-1 alike, so that a choice never rests

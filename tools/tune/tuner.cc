@@ -72,8 +72,8 @@ json TuneConfig::ToJson() const {
   // 10: per series, crossovers between octaves are bisected (logged as
   // "<series>/x<octave>@<n>" confirmation rounds) and thread counts become
   // thread rules (table schema 4).
-  // 11: ties (within min_gain, not significant) go to the backend's simpler
-  // candidate.
+  // 11: ties (not faster by the margin: p < alpha and min_gain) go to the
+  // backend's simpler candidate.
   j["search_version"] = 11;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));

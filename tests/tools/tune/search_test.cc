@@ -78,7 +78,7 @@ TEST(Search, FindsTheBestCandidateAndBeatsTheIncumbent) {
   EXPECT_EQ(be.calls, o.samples_measured);
 }
 
-// Two challengers as fast as each other: the simpler one (lower preference)
+// Two challengers about as fast as each other: the simpler one (lower preference)
 // wins the tie, whichever drew the luckier samples; a clearly faster one is
 // never given up for a simpler one.
 TEST(Search, TiesGoToTheSimplerCandidate) {
@@ -109,6 +109,23 @@ TEST(Search, TiesGoToTheSimplerCandidate) {
     if (v3_extra < 0.01) EXPECT_GT(ties, 0);
     else EXPECT_EQ(ties, 0);
   }
+}
+
+// The margin decides ties, not significance alone: 1.5 % faster, however
+// significant, does not outrank a simpler candidate.
+TEST(Search, SignificantButSmallGainsAreTies) {
+  FakeBackend be;
+  be.noise = 0.001;
+  be.placement_factor = [](const Choice& c, int) { return c.variant == "v3" ? 1.015 / 1.06 : 1.0; };
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  s.preference = [](const Choice& c) { return c.variant == "v3" ? 0 : 1 + c.split.threads; };
+  const Cell b = B(6);
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
+  SCOPED_TRACE(o.decision);
+  EXPECT_EQ(o.chosen.cand.variant, "v3");
+  EXPECT_NE(o.decision.find("tie: the simpler v3"), std::string::npos);
 }
 
 TEST(Search, LargeCellsPreferThreads) {

@@ -38,7 +38,9 @@ def _picks(doc, path):
     cores = _cores(doc, path)
     out = {}
     for e in doc["entries"]:
-        key = (e["op"], e["dtype"], e.get("gelu_approx", "none"), e.get("layout", "contig"), e["octave"])
+        # The tuner's cell key: GELU's formula, "-" for the other ops.
+        mode = e.get("gelu_approx", "none") if e["op"] == "gelu_bwd" else "-"
+        key = (e["op"], e["dtype"], mode, e.get("layout", "contig"), e["octave"])
         n = ((e.get("extra") or {}).get("tuning") or {}).get("n") or e["_range"][0]
         if "grain" in e:
             g = e["grain"]

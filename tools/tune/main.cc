@@ -5,6 +5,7 @@
 //   actgrad-tune --check [--check-points both] [--budget 10m]
 //   actgrad-tune --shard K/N [...]             (shard.h; docs/tuning.md "Tuning a fleet")
 //   actgrad-tune merge --out TABLE [--allow-partial] SHARD_TABLE...
+//   actgrad-tune fit-rules TABLE [--out NEW]   (a schema-3 table's thread counts -> thread rules)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@
 #include "tools/tune/search.h"
 #include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
+#include "tools/tune/series.h"
 #include "tools/tune/tuner.h"
 
 #ifdef ACTGRAD_TUNER_HAVE_ATLAS
@@ -328,6 +330,12 @@ int Main(int argc, char** argv) {
   merge_cmd->add_option("tables", merge_inputs, "The shard tables")->required();
   merge_cmd->add_flag("--allow-partial", allow_partial,
                       "Write a table even when shards are missing (its provenance lists them)");
+  std::string fit_in, fit_out;
+  CLI::App* fit_cmd = app.add_subcommand(
+      "fit-rules", "Give a table tuned before thread rules (schema 3: absolute thread counts) thread rules fitted "
+                   "from its own counts (docs/tuning.md), without measuring");
+  fit_cmd->add_option("table", fit_in, "The table")->required();
+  fit_cmd->add_option("--out", fit_out, "Where to write it (default: in place, atomically)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -344,6 +352,26 @@ int Main(int argc, char** argv) {
     for (int k : ms.missing) missing += (missing.empty() ? "" : ",") + std::to_string(k);
     std::printf("wrote %s (%zu entries from %zu of %d shards%s)\n", merge_out.c_str(), ms.entries, ms.merged.size(),
                 ms.count, missing.empty() ? "" : ("; missing " + missing).c_str());
+    return 0;
+  }
+
+  if (fit_cmd->parsed()) {
+    tables::Table t;
+    std::string ferr;
+    size_t fitted = 0;
+    if (!tables::LoadTableFile(fit_in, &t, &ferr) || !FitRulesFromCounts(&t, &fitted, &ferr)) {
+      std::fprintf(stderr, "actgrad-tune: %s%s; nothing written\n", ferr.rfind(fit_in, 0) == 0 ? "" : (fit_in + ": ").c_str(),
+                   ferr.c_str());
+      return 2;
+    }
+    t.provenance["thread_rules"] = "fitted by actgrad-tune fit-rules from the schema-" +
+                                   std::to_string(t.source_version) + " thread counts (no crossovers bisected)";
+    const std::string out = fit_out.empty() ? fit_in : fit_out;
+    if (!tables::SaveTableFile(out, t, &ferr)) {
+      std::fprintf(stderr, "actgrad-tune: %s\n", ferr.c_str());
+      return 2;
+    }
+    std::printf("wrote %s: %zu of %zu entries given a thread rule\n", out.c_str(), fitted, t.entries.size());
     return 0;
   }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "tiling/size_cells.h"
 #include "tools/tune/stats.h"
@@ -99,6 +101,48 @@ SeriesFit FitSeries(Search& search, Backend& be, const std::string& series,
     for (tables::Entry* e : entries)
       if (e->octave == c.octave) e->extra["tuning"]["crossover"] = {{"n", c.n}, {"why", c.why}};
   return fit;
+}
+
+bool FitRulesFromCounts(tables::Table* t, size_t* fitted, std::string* error) {
+  *fitted = 0;
+  int cores = 0;
+  for (const char* key : {"omp_max_threads", "cores"}) {
+    const auto it = t->provenance.find(key);
+    if (!cores && it != t->provenance.end() && it->is_number_integer() && it->get<int64_t>() >= 1 &&
+        it->get<int64_t>() <= 1 << 20)
+      cores = int(it->get<int64_t>());
+  }
+  if (!cores) {
+    if (error) *error = "the table's provenance names no core count (omp_max_threads or cores)";
+    return false;
+  }
+  std::map<std::tuple<int, int, int, int>, std::vector<tables::Entry*>> series;
+  for (tables::Entry& e : t->entries)
+    if (!e.rule) series[{int(e.op), int(e.dtype), int(e.mode), int(e.layout)}].push_back(&e);
+  for (auto& [key, entries] : series) {
+    std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->octave < b->octave; });
+    std::vector<SeriesPoint> points;
+    for (const tables::Entry* e : entries) {
+      uint64_t n = RepresentativeN(e->octave, uint64_t(1) << 26);
+      if (e->extra.is_object() && e->extra.contains("tuning") && e->extra["tuning"].is_object()) {
+        const auto& tn = e->extra["tuning"];
+        if (tn.contains("n") && tn["n"].is_number_unsigned()) n = tn["n"].get<uint64_t>();
+      }
+      points.push_back({e->octave, n, std::min(e->choice.split.threads, cores), e->median_ns, e->Lo()});
+    }
+    const std::vector<uint64_t> grains = FitGrains(points, cores);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      tables::Entry& e = *entries[i];
+      e.rule = ThreadRule{grains[i]};
+      if (!e.extra.is_object()) e.extra = nlohmann::json::object();
+      if (!e.extra["tuning"].is_object()) e.extra["tuning"] = nlohmann::json::object();
+      e.extra["tuning"]["threads"] = points[i].threads;
+      e.extra["tuning"]["thread_rule"] = "fitted from the thread counts of a schema-" +
+                                         std::to_string(t->source_version) + " table";
+      ++*fitted;
+    }
+  }
+  return true;
 }
 
 }  // namespace actgrad::tune

@@ -73,4 +73,13 @@ SeriesFit FitSeries(Search& search, Backend& backend, const std::string& series,
                     const std::vector<const CellOutcome*>& outcomes, const std::vector<tables::Entry*>& entries,
                     const SeriesOptions& opts);
 
+// For a table tuned before thread rules (schema 3 and before: absolute thread
+// counts): thread rules fitted from its entries' counts and medians with
+// FitGrains, per series, `max_threads` the cores it was tuned with (its
+// provenance: omp_max_threads, else cores). Crossovers cannot be bisected
+// without the machine, so boundaries stay at the powers of two. Entries that
+// already have a rule are left alone. Returns the entries given a rule;
+// `error` when the provenance names no core count.
+bool FitRulesFromCounts(tables::Table* table, size_t* fitted, std::string* error);
+
 }  // namespace actgrad::tune

@@ -7,6 +7,7 @@
 #include "tiling/table.h"
 #include "tools/tune/series.h"
 #include "tools/tune/tuner.h"
+#include "variants/variant.h"
 
 namespace actgrad::tune {
 namespace {
@@ -68,6 +69,46 @@ TEST(Series, OneCoreTunesUseThePrior) {
   EXPECT_EQ(g[0], 40000u);  // 4000 ns / 0.1 ns, whole cache lines
   EXPECT_EQ(ThreadRule{g[1]}.Threads(uint64_t(16) << 20, 2), 2);  // 16M on two cores: both
   EXPECT_EQ(ThreadRule{g[0]}.Threads(60000, 2), 1);
+}
+
+// A schema-3 table (thread counts) gets thread rules from its own counts:
+// the committed tables of machines not at hand (actgrad-tune fit-rules).
+TEST(Series, FitRulesFromASchemaThreeTable) {
+  nlohmann::json j = {{"schema", "actgrad-tiling-table"}, {"version", 3}, {"machine_id", "m"}, {"backend", "cpu"},
+                      {"provenance", {{"omp_max_threads", 2}}}, {"entries", nlohmann::json::array()}};
+  const std::string v = [] {
+    for (const Variant& x : Variants())
+      if (x.op == Op::kSeluBwd && x.dtype == DType::kF32) return x.name;
+    return std::string();
+  }();
+  const int threads[] = {1, 1, 2, 2};
+  for (int i = 0; i < 4; ++i)
+    j["entries"].push_back({{"op", "selu_bwd"}, {"dtype", "f32"}, {"octave", 12 + i}, {"variant", v},
+                            {"threads", threads[i]}, {"median_ns", 1000.0 * (1 << i)},
+                            {"extra", {{"tuning", {{"n", RepresentativeN(12 + i, 1 << 26)}}}}}});
+  tables::Table t;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &t, &err)) << err;
+  size_t fitted = 0;
+  ASSERT_TRUE(FitRulesFromCounts(&t, &fitted, &err)) << err;
+  EXPECT_EQ(fitted, 4u);
+  EXPECT_EQ(t.entries[0].rule->grain, 0u);
+  EXPECT_EQ(t.entries[1].rule->grain, 0u);
+  EXPECT_EQ(t.entries[2].rule->grain, 8192u);  // octave 14 from 16384, 2 threads
+  EXPECT_EQ(t.entries[3].rule->grain, 8192u);
+  // The same counts at the tuned sizes, more threads on more cores.
+  for (const auto& e : t.entries)
+    EXPECT_EQ(e.At(e.extra["tuning"]["n"].get<uint64_t>(), 2).split.threads, e.extra["tuning"]["threads"].get<int>());
+  EXPECT_EQ(t.entries[3].At(uint64_t(1) << 24, 64).split.threads, 64);
+  // Written as schema 4, it loads.
+  tables::Table back;
+  ASSERT_TRUE(tables::ParseTable(tables::ToJson(t).dump(), &back, &err)) << err;
+  EXPECT_EQ(back.entries[2].rule, t.entries[2].rule);
+  // No core count: refused.
+  j["provenance"] = nlohmann::json::object();
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &t, &err)) << err;
+  EXPECT_FALSE(FitRulesFromCounts(&t, &fitted, &err));
+  EXPECT_NE(err.find("no core count"), std::string::npos);
 }
 
 // The fake backend's threads (4) win from about 28K elements on: one octave

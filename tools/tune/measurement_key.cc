@@ -1,12 +1,12 @@
 #include "tools/tune/measurement_key.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <set>
 
+#include "tools/tune/topology.h"
 #include "variants/variant.h"
 
 // Set by tools/tune/CMakeLists.txt at configure time (this file only).
@@ -81,27 +81,11 @@ std::string VariantListHash() {
 }
 
 std::string AffinityString() {
-  const int max_cpus = std::max<long>(1024, sysconf(_SC_NPROCESSORS_CONF));
-  cpu_set_t* set = CPU_ALLOC(max_cpus);
-  if (!set) return "";
-  const size_t bytes = CPU_ALLOC_SIZE(max_cpus);
-  CPU_ZERO_S(bytes, set);
-  std::string out;
-  if (sched_getaffinity(0, bytes, set) == 0) {
-    for (int c = 0; c < max_cpus;) {
-      if (!CPU_ISSET_S(c, bytes, set)) {
-        ++c;
-        continue;
-      }
-      int e = c;
-      while (e + 1 < max_cpus && CPU_ISSET_S(e + 1, bytes, set)) ++e;
-      if (!out.empty()) out += ",";
-      out += std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
-      c = e + 1;
-    }
-  }
-  CPU_FREE(set);
-  return out;
+  // How many CPUs, sockets and last-level caches the mask allows, not which
+  // CPUs: two machines of a fleet pinned to different cores measure alike.
+  const Topology t = ThisTopology();
+  return std::to_string(t.cpus) + " cpus, " + std::to_string(t.sockets) + " sockets, " +
+         std::to_string(t.llc_domains) + " llc";
 }
 
 MeasurementKey MeasurementKey::Current(const std::string& git_commit, const std::string& machine_id) {

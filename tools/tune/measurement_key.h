@@ -24,7 +24,7 @@ struct MeasurementKey {
   std::string variants;    // VariantListHash(): names and `supported` of Variants(), in order
   std::string git_commit;  // the library's commit (main.cc GitCommit: `git describe --dirty`)
   std::map<std::string, std::string> env;  // the set variables of IsKeyEnvVar, name -> value
-  std::string affinity;    // the CPUs the process may run on, "0-3,8"
+  std::string affinity;    // what the process may run on: "2 cpus, 1 sockets, 1 llc" (AffinityString)
   std::string machine_id;  // tiling/machine.h
 
   // This process's key; git_commit and machine_id come from the caller (the
@@ -48,7 +48,9 @@ struct MeasurementKey {
 bool IsKeyEnvVar(const std::string& name);
 // FNV-1a 64 over "name:supported\n" of every variant, in list order; 12 hex digits.
 std::string VariantListHash();
-// sched_getaffinity as ranges ("0-1"); "" if it cannot be read.
+// The affinity mask as counts (tools/tune/topology.h): "<cpus> cpus, <sockets>
+// sockets, <llc domains> llc". Counts, not CPU numbers: a tuner pinned to cores
+// 4-7 measures what one pinned to 0-3 of the same machine does.
 std::string AffinityString();
 
 // The fields that differ, old -> new, in a fixed order, e.g.

@@ -2,6 +2,7 @@
 // differ, and a resume against a log of another key: the old log is kept
 // aside (never overwritten) and the run starts fresh; the same key replays.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -120,6 +121,29 @@ TEST(MeasurementKey, CurrentReadsTheEnvironmentThatChangesKernels) {
   EXPECT_EQ(a.variants, VariantListHash());
   EXPECT_FALSE(a.compiler.empty());
   EXPECT_EQ(MeasurementKey::Current("abc", "m").Hash(), b.Hash());  // stable within a process
+}
+
+// The key counts the CPUs a process may use, not which: pinned to CPU 0 or
+// to CPU 1 of this machine, the same key; one CPU or two, different keys.
+TEST(MeasurementKey, AffinityIsACountNotACpuList) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  if (CPU_COUNT(&saved) < 2) GTEST_SKIP() << "needs two CPUs in the affinity mask";
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &saved)) cpus.push_back(c);
+  auto pinned = [&](std::vector<int> which) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : which) CPU_SET(c, &set);
+    EXPECT_EQ(sched_setaffinity(0, sizeof set, &set), 0);
+    const std::string s = AffinityString();
+    sched_setaffinity(0, sizeof saved, &saved);
+    return s;
+  };
+  EXPECT_EQ(pinned({cpus[0]}), pinned({cpus[1]}));
+  EXPECT_NE(pinned({cpus[0]}), pinned({cpus[0], cpus[1]}));
+  EXPECT_EQ(pinned({cpus[0], cpus[1]}).rfind("2 cpus", 0), 0u);
 }
 
 LogRecord Rec(const std::string& cell, double ns) {

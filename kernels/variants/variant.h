@@ -29,15 +29,16 @@ struct Variant {
   std::string name;     // op.dtype.upcast.approx.uN.target[.nt]
   Op op;
   DType dtype;
-  std::string upcast;   // none | reg | staged | f16native | bf16cvt | scalar
+  std::string upcast;   // none | reg | staged | f16native | bf16cvt | gather | scalar
   std::string approx;   // op-specific approximation, "exact" if none
   int unroll;           // vectors per iteration
-  std::string target;   // sse4 | avx2 | avx3 | avx512fp16 | neon | sve | emu128 | scalar
+  std::string target;   // sse4 | avx2 | avx3 | avx512 | avx512bf16 | avx512fp16 | neon | sve | emu128 | scalar
   bool nt_stores;       // non-temporal stores
   GeluApprox gelu_mode; // which GELU formula this variant computes (kNone for other ops)
   KernelFn fn;
   bool supported;       // this CPU can run it (checked once at start-up)
   double claimed_max_err;  // claimed bound of the approximation (spec error metric, g = 1), 0 if exact
+  bool factor_table = false;  // reads a factor table (upcast "gather", factor_tables.h)
 };
 
 // Every compiled variant, including those this CPU cannot run (supported=false).
@@ -52,6 +53,10 @@ int TargetRank(std::string_view target);
 // The portable default for (op, dtype, gelu mode): best supported target,
 // register upcast, the most accurate approximation, unroll 2, plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
+
+// Builds what the variant reads besides its operands (a factor table) now,
+// so that its first run does not: the runtime calls it in phase one.
+void PrepareVariant(const Variant& v, const OpParams& p);
 
 // Runs a variant over n elements as `split` says (split.h): pieces of
 // split.chunk elements claimed dynamically by split.threads threads of the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "variants/factor_tables.h"
 #include "variants/registry.h"
 
 namespace actgrad {
@@ -37,8 +38,9 @@ const List& TheList() {
 const std::vector<Variant>& Variants() { return TheList().all; }
 
 int TargetRank(std::string_view target) {
-  static constexpr std::string_view kOrder[] = {"avx512fp16", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2",
-                                                "sse4",       "sve2",     "sve",       "neon",    "emu128", "scalar"};
+  static constexpr std::string_view kOrder[] = {"avx512fp16", "avx512bf16", "avx512", "avx3_spr", "avx3_zen4",
+                                                "avx3_dl",    "avx3",       "avx2",   "sse4",     "sve2",
+                                                "sve",        "neon",       "emu128", "scalar"};
   for (int i = 0; i < int(std::size(kOrder)); ++i)
     if (target == kOrder[i]) return i;
   return int(std::size(kOrder));
@@ -70,6 +72,10 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode) {
     if (!best || TargetRank(v.target) < TargetRank(best->target)) best = &v;
   }
   return best;
+}
+
+void PrepareVariant(const Variant& v, const OpParams& p) {
+  if (v.factor_table) PrepareFactorTable(v.op, v.dtype, p);
 }
 
 void RunVariant(const Variant& v, const KernelArgs& args, const Split& split) {

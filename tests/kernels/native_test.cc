@@ -16,11 +16,13 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actgrad/half.h"
 #include "reference/accuracy_rule.h"
 #include "reference/reference.h"
+#include "variants/factor_tables.h"
 #include "variants/native/native_variants.h"
 
 namespace actgrad {
@@ -357,6 +359,137 @@ TEST_P(NativeVariant, SpecialGradients) {
   }
 }
 
+// Distance in representable 16-bit values (+0 and -0 count as one).
+int StepsBetween(uint16_t a, uint16_t b) {
+  const auto key = [](uint16_t h) { return (h & 0x8000) ? -int(h & 0x7FFF) : int(h & 0x7FFF); };
+  return std::abs(key(a) - key(b));
+}
+
+// The most 16-bit steps between the kernel's outputs and the correctly
+// rounded reference (NaN must meet NaN).
+int MaxStepsFromRounded(const Variant& v, const std::vector<uint16_t>& g, const std::vector<uint16_t>& x,
+                        const OpParams& p, std::string* where) {
+  Guarded gb(g.size() * 2), xb(x.size() * 2), ob(x.size() * 2);
+  std::memcpy(gb.base, g.data(), g.size() * 2);
+  std::memcpy(xb.base, x.data(), x.size() * 2);
+  RunKernel(v, gb.base, xb.base, ob.base, x.size(), p);
+  OpParams rp = p;
+  rp.gelu_approx = v.gelu_mode;
+  int worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t out;
+    std::memcpy(&out, ob.base + 2 * i, 2);
+    const double want = RoundTo(v.dtype, ref::Reference(v.op, Decode(v.dtype, g[i]), Decode(v.dtype, x[i]), rp));
+    const int steps = std::isnan(want) ? (IsNaNBits(v.dtype, out) ? 0 : 1 << 16)
+                      : IsNaNBits(v.dtype, out) ? 1 << 16
+                                                : StepsBetween(out, Encode(v.dtype, float(want)));
+    if (steps > worst) {
+      worst = steps;
+      *where = "g=" + std::to_string(Decode(v.dtype, g[i])) + " x=" + std::to_string(Decode(v.dtype, x[i])) +
+               " out=" + std::to_string(Decode(v.dtype, out)) + " want=" + std::to_string(want);
+    }
+  }
+  return worst;
+}
+
+// The gather variants look the factor up exactly (to fp32) and round once
+// more than the reference: at most 1 step from the correctly rounded result,
+// over all 65,536 x, for g = 1, random g over the whole range, and every eps.
+class GatherVariant : public NativeVariant {};
+
+TEST_P(GatherVariant, WithinOneStep) {
+  const Variant& v = V();
+  const std::vector<uint16_t> x = AllPatterns();
+  const std::vector<uint16_t> ones(x.size(), Encode(v.dtype, 1.0f));
+  const int emax = v.dtype == DType::kF16 ? 15 : 126;
+  std::vector<std::pair<std::string, OpParams>> params = {{"default", ParamsFor(v)}};
+  for (const auto& e : ExtraParams(v)) params.push_back(e);
+  int worst = 0;
+  size_t off_by_one = 0;
+  for (const auto& [name, p] : params) {
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<uint16_t> g = run == 0 ? ones : RandomG(v.dtype, x.size(), -emax, emax, 5);
+      std::string where;
+      const int steps = MaxStepsFromRounded(v, g, x, p, &where);
+      EXPECT_LE(steps, 1) << v.name << " " << name << (run == 0 ? " g=1: " : " g=rand-fullrange: ") << where;
+      worst = std::max(worst, steps);
+      off_by_one += steps > 0;
+    }
+  }
+  std::printf("%s: at most %d step(s) from the correctly rounded result (%zu of %zu runs not exact)\n",
+              v.name.c_str(), worst, off_by_one, 2 * params.size());
+}
+
+// Tables are built once per process, whichever thread asks first.
+TEST(FactorTables, BuiltOncePerKeyAcrossThreads) {
+  OpParams p;
+  p.eps = 0.125f;
+  const int count0 = FactorTableCount();
+  const size_t bytes0 = FactorTableBytes();
+  std::vector<const float*> got(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = FactorTable(Op::kLogitGrad, DType::kBF16, p); });
+  for (auto& t : threads) t.join();
+  ASSERT_NE(got[0], nullptr);
+  for (const float* t : got) EXPECT_EQ(t, got[0]);
+  EXPECT_EQ(FactorTableCount(), count0 + 1);
+  EXPECT_EQ(FactorTableBytes(), bytes0 + kFactorEntries * sizeof(float));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(got[0]) % 64, 0u);
+  EXPECT_EQ(FactorTable(Op::kSoftshrinkBwd, DType::kBF16, p), nullptr);
+  EXPECT_EQ(FactorTable(Op::kSeluBwd, DType::kF32, p), nullptr);
+  OpParams tanh;
+  tanh.gelu_approx = GeluApprox::kTanh;
+  EXPECT_NE(FactorTable(Op::kGeluBwd, DType::kF16, tanh), FactorTable(Op::kGeluBwd, DType::kF16, OpParams{}));
+}
+
+// Entries: factors of the reference rounded once, and the two markers.
+TEST(FactorTables, EntriesAndMarkers) {
+  OpParams p;
+  const float* hs = FactorTable(Op::kHardswishBwd, DType::kF16, p);
+  ASSERT_NE(hs, nullptr);
+  auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+  EXPECT_EQ(bits(hs[FloatToHalf(-4.0f)]), kFactorZero);     // below -3: 0 whatever g
+  EXPECT_EQ(hs[FloatToHalf(-3.0f)], -0.5f);
+  EXPECT_EQ(hs[FloatToHalf(1.5f)], 1.0f);
+  EXPECT_EQ(hs[FloatToHalf(5.0f)], 1.0f);
+  EXPECT_EQ(hs[0x7E00], 1.0f);  // NaN x: out = g
+  const float* gelu = FactorTable(Op::kGeluBwd, DType::kBF16, p);
+  EXPECT_EQ(bits(gelu[FloatToBF16(-20.0f)]), kFactorSlow);   // factor below FLT_MIN
+  EXPECT_EQ(gelu[FloatToBF16(-std::numeric_limits<float>::infinity())], 0.0f);
+  EXPECT_EQ(gelu[FloatToBF16(2.0f)], float(ref::GeluBwdErf(1.0, 2.0)));
+  OpParams e;
+  e.eps = -1.0f;
+  const float* lg = FactorTable(Op::kLogitGrad, DType::kBF16, e);
+  EXPECT_EQ(bits(lg[0x0001]), kFactorSlow);  // 1 / (x (1 - x)) overflows fp32
+  EXPECT_TRUE(std::isnan(lg[FloatToBF16(2.0f)]));
+  e.eps = 0.25f;
+  const float* lz = FactorTable(Op::kLogitGrad, DType::kBF16, e);
+  EXPECT_EQ(bits(lz[FloatToBF16(0.125f)]), kFactorZero);
+  EXPECT_EQ(lz[FloatToBF16(0.5f)], 4.0f);
+}
+
+// Past kMaxLogitTables eps values the kernel computes without a table, with
+// the same results.
+TEST(FactorTables, LogitCacheFullFallsBack) {
+  const Variant* v = nullptr;
+  for (const Variant& c : NativeVariants())
+    if (c.op == Op::kLogitGrad && c.dtype == DType::kF16 && c.upcast == "gather" && c.supported) v = &c;
+  if (!v) GTEST_SKIP() << "no AVX-512 on this CPU";
+  OpParams p;
+  int built = 0;
+  for (int i = 0; i <= kMaxLogitTables; ++i) {
+    p.eps = 0.001f * float(i + 1);
+    built += FactorTable(Op::kLogitGrad, DType::kF16, p) != nullptr;
+  }
+  EXPECT_EQ(built, kMaxLogitTables);  // the last one did not fit
+  p.eps = 0.3f;
+  EXPECT_EQ(FactorTable(Op::kLogitGrad, DType::kF16, p), nullptr);
+  const std::vector<uint16_t> x = AllPatterns();
+  std::string where;
+  EXPECT_LE(MaxStepsFromRounded(*v, RandomG(DType::kF16, x.size(), -8, 8, 3), x, p, &where), 1) << where;
+}
+
 std::string ParamName(const ::testing::TestParamInfo<size_t>& info) {
   std::string s = NativeVariants()[info.param].name;
   for (char& c : s)
@@ -370,8 +503,17 @@ std::vector<size_t> Indices() {
   return idx;
 }
 
+std::vector<size_t> GatherIndices() {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < NativeVariants().size(); ++i)
+    if (NativeVariants()[i].upcast == "gather") idx.push_back(i);
+  return idx;
+}
+
 INSTANTIATE_TEST_SUITE_P(All, NativeVariant, ::testing::ValuesIn(Indices()), ParamName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NativeVariant);
+INSTANTIATE_TEST_SUITE_P(All, GatherVariant, ::testing::ValuesIn(GatherIndices()), ParamName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GatherVariant);
 
 TEST(NativeList, NamesFieldsAndSupport) {
   const auto& list = NativeVariants();
@@ -379,25 +521,36 @@ TEST(NativeList, NamesFieldsAndSupport) {
   std::map<std::string, int> seen;
   for (const Variant& v : list) {
     EXPECT_EQ(seen[v.name]++, 0) << "duplicate " << v.name;
-    EXPECT_EQ(v.target, "avx512fp16");
+    // The target names the ISA extension the variant's kernel file needs.
+    const std::string target = v.upcast == "f16native" ? "avx512fp16" : v.upcast == "bf16cvt" ? "avx512bf16" : "avx512";
+    EXPECT_EQ(v.target, target) << v.name;
+    EXPECT_TRUE(v.upcast == "f16native" || v.upcast == "bf16cvt" || v.upcast == "reg" || v.upcast == "gather") << v.name;
     EXPECT_NE(v.fn, nullptr);
     EXPECT_TRUE(v.dtype == DType::kF16 || v.dtype == DType::kBF16);
     EXPECT_TRUE(v.unroll == 1 || v.unroll == 2 || v.unroll == 4);
     EXPECT_TRUE(!v.nt_stores || v.unroll == 4);
     EXPECT_EQ(v.op == Op::kGeluBwd || v.gelu_mode == GeluApprox::kNone, true);
     const std::string want = std::string(OpName(v.op)) + "." + std::string(DTypeName(v.dtype)) + "." + v.upcast + "." +
-                             v.approx + ".u" + std::to_string(v.unroll) + ".avx512fp16" + (v.nt_stores ? ".nt" : "");
+                             v.approx + ".u" + std::to_string(v.unroll) + "." + target + (v.nt_stores ? ".nt" : "");
     EXPECT_EQ(v.name, want);
   }
   __builtin_cpu_init();
   const bool fp16 = __builtin_cpu_supports("avx512fp16") && __builtin_cpu_supports("avx512bw");
   const bool bf16 = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
   for (const Variant& v : list) {
     if (v.upcast == "f16native") {
       EXPECT_TRUE(!v.supported || fp16) << v.name;
     }
     if (v.upcast == "bf16cvt") {
       EXPECT_TRUE(!v.supported || bf16) << v.name;
+      // AVX512_BF16 is enough: AVX512-FP16 is not required (Zen 4).
+      EXPECT_EQ(v.supported, bf16) << v.name;
+    }
+    if (v.upcast == "reg" || v.upcast == "gather") {
+      EXPECT_EQ(v.supported, avx512) << v.name;
     }
   }
 }

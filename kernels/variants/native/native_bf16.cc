@@ -96,6 +96,6 @@ constexpr KernelEntry kEntries[] = {
 }  // namespace
 
 extern const KernelTable kBF16CvtTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
-                                          ACTGRAD_NATIVE_COMPILED_FEATURES};
+                                          ACTGRAD_NATIVE_COMPILED_FEATURES, "avx512bf16"};
 
 }  // namespace actgrad::native

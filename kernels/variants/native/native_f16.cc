@@ -250,6 +250,6 @@ constexpr KernelEntry kEntries[] = {
 }  // namespace
 
 extern const KernelTable kF16NativeTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
-                                            ACTGRAD_NATIVE_COMPILED_FEATURES};
+                                            ACTGRAD_NATIVE_COMPILED_FEATURES, "avx512fp16"};
 
 }  // namespace actgrad::native

@@ -69,6 +69,6 @@ constexpr KernelEntry kEntries[] = {
 }  // namespace
 
 extern const KernelTable kF16RegTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
-                                         ACTGRAD_NATIVE_COMPILED_FEATURES};
+                                         ACTGRAD_NATIVE_COMPILED_FEATURES, "avx512"};
 
 }  // namespace actgrad::native

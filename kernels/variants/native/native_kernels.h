@@ -165,7 +165,7 @@ enum NativeFeature : uint32_t {
    ACTGRAD_NATIVE_F_VAES | ACTGRAD_NATIVE_F_VPCLMULQDQ)
 
 // One kernel of a native file; the registration builds the Variant (name,
-// target "avx512fp16", supported) from it.
+// target of its file, supported) from it.
 struct KernelEntry {
   Op op;
   DType dtype;
@@ -182,11 +182,16 @@ struct KernelTable {
   const KernelEntry* entries;
   size_t count;
   uint32_t requires_features;  // NativeFeature bits the file was compiled with
+  // The variants' target, named after the ISA extension that sets the file
+  // apart: "avx512fp16" (native_f16.cc), "avx512bf16" (native_bf16.cc),
+  // "avx512" (AVX-512 F/BW/VL/DQ only: native_f16reg.cc, native_gather.cc).
+  const char* target;
 };
 
-// Defined by native_f16.cc, native_bf16.cc and native_f16reg.cc.
+// Defined by native_f16.cc, native_bf16.cc, native_f16reg.cc and native_gather.cc.
 extern const KernelTable kF16NativeTable;
 extern const KernelTable kBF16CvtTable;
 extern const KernelTable kF16RegTable;
+extern const KernelTable kGatherTable;
 
 }  // namespace actgrad::native

@@ -89,17 +89,18 @@ void AppendTable(const KernelTable& t, uint32_t cpu, std::vector<Variant>* out) 
     const KernelEntry& e = t.entries[i];
     Variant v;
     v.name = std::string(OpName(e.op)) + "." + std::string(DTypeName(e.dtype)) + "." + e.upcast + "." +
-             e.approx + ".u" + std::to_string(e.unroll) + ".avx512fp16" + (e.nt_stores ? ".nt" : "");
+             e.approx + ".u" + std::to_string(e.unroll) + "." + t.target + (e.nt_stores ? ".nt" : "");
     v.op = e.op;
     v.dtype = e.dtype;
     v.upcast = e.upcast;
     v.approx = e.approx;
     v.unroll = e.unroll;
-    v.target = "avx512fp16";
+    v.target = t.target;
     v.nt_stores = e.nt_stores;
     v.gelu_mode = e.gelu_mode;
     v.fn = e.fn;
     v.supported = supported;
+    v.factor_table = v.upcast == "gather";
     v.claimed_max_err = e.claimed_max_err;
     out->push_back(std::move(v));
   }
@@ -112,6 +113,7 @@ void AppendNativeVariants(std::vector<Variant>* out) {
   AppendTable(native::kF16NativeTable, cpu, out);
   AppendTable(native::kBF16CvtTable, cpu, out);
   AppendTable(native::kF16RegTable, cpu, out);
+  AppendTable(native::kGatherTable, cpu, out);
 }
 
 }  // namespace actgrad

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   CLI::App app{"actgrad-accuracy: accuracy of every kernel variant against the double reference "
                "(spec rule), written to markdown and JSON"};
   std::vector<std::string> ops_arg, dtypes_arg;
-  std::string filter, md_path, json_path;
+  std::string filter, md_path, json_path, keep_path;
   size_t fp32_count = 1000000;
   bool quick = false;
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -111,6 +111,9 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "fp32 count 100000 (for a fast look)")->excludes(count_opt);
   app.add_option("--md", md_path, "write the markdown report here (e.g. docs/accuracy.md)");
   app.add_option("--json", json_path, "write the JSON results here (e.g. docs/accuracy.json)");
+  app.add_option("--keep", keep_path,
+                 "an earlier results file (e.g. docs/accuracy.json): its results for variants this run does not "
+                 "check (filtered out, or not run on this CPU) are carried over; renamed or removed variants dropped");
   app.add_option("--threads", threads, "worker threads over variants (default: all cores)")
       ->check(CLI::Range(1, 1024));
   // CLI11 would read "-1" as 2^64 - 1.
@@ -155,6 +158,14 @@ int main(int argc, char** argv) {
   for (const auto& [opt, path] : {std::pair{"--json", json_path}, std::pair{"--md", md_path}})
     if (!path.empty())
       if (const std::string why = CannotWrite(opt, path); !why.empty()) return Usage(why);
+  // Read before the run (and before --json may overwrite the same file).
+  AccuracyDocument earlier;
+  if (!keep_path.empty()) {
+    AccuracyCache cache;
+    std::string error;
+    if (!TryLoadAccuracyCache(keep_path, &cache, &error)) return Usage("--keep " + keep_path + ": " + error);
+    earlier = std::move(cache.doc);
+  }
 
   std::string command = "actgrad-accuracy";
   for (int i = 1; i < argc; ++i) command += " " + Quote(argv[i]);
@@ -235,6 +246,14 @@ int main(int argc, char** argv) {
   doc.results = std::move(results);
   SortResults(&doc.results);
   SortResults(&doc.not_run);
+  if (!keep_path.empty()) {
+    std::vector<std::string> known;
+    for (const Variant& v : Variants()) known.push_back(v.name);
+    size_t dropped = 0;
+    const size_t kept = KeepEarlier(earlier, known, &doc, &dropped);
+    std::fprintf(stderr, "actgrad-accuracy: kept %zu results from %s (%s); dropped %zu of variants no longer listed\n",
+                 kept, keep_path.c_str(), earlier.machine_id.c_str(), dropped);
+  }
 
   // Console summary.
   std::map<std::pair<Op, DType>, std::pair<int, int>> tally;  // shippable, run

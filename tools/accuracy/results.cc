@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "reference/accuracy_rule.h"
@@ -141,6 +142,7 @@ json ToJson(const AccuracyDocument& d) {
   j["seed"] = d.seed;
   j["results"] = json::array();
   for (const auto& r : d.results) j["results"].push_back(ToJson(r));
+  if (!d.kept_from.empty()) j["kept_from"] = d.kept_from;
   j["not_run"] = json::array();
   for (const auto& r : d.not_run)
     j["not_run"].push_back({{"op", std::string(OpName(r.op))},
@@ -157,6 +159,7 @@ std::string ToJsonText(const AccuracyDocument& d) {
   for (const char* key : {"schema", "version", "machine_id", "cpu_model", "isa_family", "date", "command",
                           "tool_version", "fp32_count", "seed"})
     o += std::string("  \"") + key + "\": " + top[key].dump() + ",\n";
+  if (top.contains("kept_from")) o += "  \"kept_from\": " + top["kept_from"].dump() + ",\n";
   o += "  \"results\": [";
   for (size_t i = 0; i < d.results.size(); ++i)
     o += (i ? ",\n    " : "\n    ") + ResultJson<nlohmann::ordered_json>(d.results[i]).dump();
@@ -226,6 +229,13 @@ AccuracyDocument AccuracyDocumentFromJson(const json& j) {
   const json& results = Req(j, "results", where);
   if (!results.is_array()) Bad(where, "\"results\" must be an array");
   for (const json& e : results) d.results.push_back(VariantAccuracyFromJson(e));
+  if (j.contains("kept_from")) {
+    if (!j["kept_from"].is_array()) Bad(where, "\"kept_from\" must be an array of strings");
+    for (const json& e : j["kept_from"]) {
+      if (!e.is_string()) Bad(where, "\"kept_from\" must be an array of strings");
+      d.kept_from.push_back(e.get<std::string>());
+    }
+  }
   if (j.contains("not_run")) {
     if (!j["not_run"].is_array()) Bad(where, "\"not_run\" must be an array");
     for (const json& e : j["not_run"]) {
@@ -240,6 +250,35 @@ AccuracyDocument AccuracyDocumentFromJson(const json& j) {
     }
   }
   return d;
+}
+
+size_t KeepEarlier(const AccuracyDocument& earlier, const std::vector<std::string>& known, AccuracyDocument* now,
+                   size_t* dropped) {
+  const std::set<std::string> is_known(known.begin(), known.end());
+  std::set<std::string> checked;
+  for (const auto& r : now->results) checked.insert(r.variant);
+  size_t kept = 0;
+  *dropped = 0;
+  for (const auto& r : earlier.results) {
+    if (checked.count(r.variant)) continue;
+    if (!is_known.count(r.variant)) {
+      ++*dropped;
+      continue;
+    }
+    now->results.push_back(r);
+    checked.insert(r.variant);
+    ++kept;
+  }
+  // A kept result replaces this run's "not run" entry of the same variant.
+  std::erase_if(now->not_run, [&](const VariantAccuracy& r) { return checked.count(r.variant) > 0; });
+  if (kept > 0)
+    now->kept_from.push_back(std::to_string(kept) + " results of " + earlier.machine_id + " (" +
+                             (earlier.cpu_model.empty() ? "unknown CPU" : earlier.cpu_model) + "), " + earlier.date +
+                             ", seed " + std::to_string(earlier.seed) + ", fp32 values per case " +
+                             std::to_string(earlier.fp32_count));
+  for (const auto& k : earlier.kept_from) now->kept_from.push_back(k + " (kept by that run)");
+  SortResults(&now->results);
+  return kept;
 }
 
 void SortResults(std::vector<VariantAccuracy>* results) {
@@ -262,7 +301,9 @@ std::string ToMarkdown(const AccuracyDocument& d) {
     << d.isa_family << ")\n"
     << "- tool version: " << d.tool_version << "; fp32 values per parameter case: " << d.fp32_count
     << "; seed: " << d.seed << "\n"
-    << "- machine-readable results: `accuracy.json` (same run)\n\n";
+    << "- machine-readable results: `accuracy.json` (same run)\n";
+  for (const auto& k : d.kept_from) o << "- kept from an earlier run (`--keep`): " << k << "\n";
+  o << "\n";
   o << "## The rule (shared/spec/operators.md)\n\n"
     << "Reference: double precision on the same (already rounded) inputs. Per element\n"
     << "`err = |out - ref| / max(|ref|, |g|/16, smallest normal of the dtype)`. A variant is\n"

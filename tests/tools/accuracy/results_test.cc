@@ -126,6 +126,43 @@ TEST(Results, FileTextIsTheSameDocument) {
   EXPECT_EQ(nlohmann::json::parse(ToJsonText(empty)), ToJson(empty));
 }
 
+// --keep: earlier results fill in what this run did not check (here a
+// variant this CPU could not run); renamed variants are dropped; the kept
+// lines survive the JSON round trip and show in the markdown.
+TEST(Results, KeepEarlierCarriesOverUncheckedVariants) {
+  AccuracyDocument earlier = SampleDoc();
+  earlier.machine_id = "genuineintel-6-143";
+  earlier.date = "2026-11-20T00:00:00Z";
+  VariantAccuracy native = earlier.not_run[0];
+  native.run = true;
+  native.pass = true;
+  native.first_failure.clear();
+  earlier.results.push_back(native);  // checked there, not run here
+  earlier.not_run.clear();
+  AccuracyDocument now;
+  now.machine_id = "authenticamd-25-17";
+  now.results = {SampleDoc().results[0]};  // checked again here
+  now.results[0].max_ulp = 1;
+  now.not_run = {SampleDoc().not_run[0]};
+  const std::vector<std::string> known = {now.results[0].variant, native.variant};  // results[1] was renamed
+  size_t dropped = 0;
+  EXPECT_EQ(KeepEarlier(earlier, known, &now, &dropped), 1u);
+  EXPECT_EQ(dropped, 1u);
+  ASSERT_EQ(now.results.size(), 2u);
+  EXPECT_TRUE(now.not_run.empty());
+  AccuracyCache cache;
+  cache.doc = now;
+  cache.Index();
+  EXPECT_TRUE(cache.Shippable(native.variant));
+  ASSERT_NE(cache.Find(SampleDoc().results[0].variant), nullptr);
+  EXPECT_EQ(cache.Find(SampleDoc().results[0].variant)->max_ulp, 1);  // this run's result wins
+  ASSERT_EQ(now.kept_from.size(), 1u);
+  EXPECT_NE(now.kept_from[0].find("1 results of genuineintel-6-143"), std::string::npos) << now.kept_from[0];
+  const AccuracyDocument back = AccuracyDocumentFromJson(nlohmann::json::parse(ToJsonText(now)));
+  EXPECT_EQ(back.kept_from, now.kept_from);
+  EXPECT_NE(ToMarkdown(now).find("kept from an earlier run"), std::string::npos);
+}
+
 TEST(Results, LoaderFindsShippableVariants) {
   const std::string path = TempPath("ok.json");
   WriteFileAtomic(path, ToJsonText(SampleDoc()));

@@ -1,6 +1,7 @@
 #include "tiling/dispatch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -28,10 +29,15 @@ struct Cell {
   int32_t entry = -1;       // index of its Choices in Active::choices; -1: no entry
   bool unrunnable = false;  // the entry names a variant this CPU cannot run: the default at n
 };
-// cells[op][dtype][mode][layout][octave]
+// cells[op][dtype][mode][layout][octave]; nearest[...][b]: the octave FindCell
+// falls back to when octave b has no entry (the nearest one with an entry,
+// lower first at equal distance), -1 when the row has none; filled by Select
+// once every entry is in (FindNearest), so a call does no search.
 struct Grid {
   Cell cells[kNumOps][kNumDTypes][2][2][kOctaves];
+  int8_t nearest[kNumOps][kNumDTypes][2][2][kOctaves];
 };
+static_assert(kOctaves <= 127, "nearest[] holds an octave in an int8_t");
 
 struct Active {
   ActiveTableInfo info;
@@ -42,6 +48,12 @@ struct Active {
 
 Active* g_active = nullptr;
 std::once_flag g_once;
+// Set once the first selection is done: the per-call check, without
+// std::call_once (which stores its callable in thread-locals on every call).
+std::atomic<bool> g_selected{false};
+// Table selections since the first (ReloadTilingTable): ChooseKernel's memos
+// of an earlier selection are stale.
+std::atomic<uint64_t> g_reloads{0};
 
 // Entries naming a variant this CPU cannot run (a table of another machine
 // of the ISA family: AVX512-FP16 variants on an AVX-512 CPU without it) give
@@ -101,7 +113,35 @@ size_t RunnableEntries(const tables::CompiledTable& t) {
   return k;
 }
 
+bool HasEntry(const Cell& c) { return c.entry >= 0 || c.unrunnable; }
+
+// Fills grid.nearest (see Grid) from the cells.
+void FindNearest(Grid* g) {
+  for (int op = 0; op < kNumOps; ++op)
+    for (int dt = 0; dt < kNumDTypes; ++dt)
+      for (int mode = 0; mode < 2; ++mode)
+        for (int layout = 0; layout < 2; ++layout) {
+          const auto& cells = g->cells[op][dt][mode][layout];
+          int below[kOctaves], above[kOctaves];  // the nearest octave with an entry below / above b; -1: none
+          for (int b = 0, last = -1; b < kOctaves; ++b) below[b] = last, last = HasEntry(cells[b]) ? b : last;
+          for (int b = kOctaves - 1, last = -1; b >= 0; --b) above[b] = last, last = HasEntry(cells[b]) ? b : last;
+          for (int b = 0; b < kOctaves; ++b) {
+            int found = below[b];  // at equal distance the lower one, as FindCell's search goes
+            if (above[b] >= 0 && (found < 0 || above[b] - b < b - found)) found = above[b];
+            g->nearest[op][dt][mode][layout][b] = int8_t(found);
+          }
+        }
+}
+
+Active* SelectEntries(const std::string& id_override, const std::string& isa_override);
+
 Active* Select(const std::string& id_override, const std::string& isa_override) {
+  Active* a = SelectEntries(id_override, isa_override);
+  FindNearest(a->grid.get());
+  return a;
+}
+
+Active* SelectEntries(const std::string& id_override, const std::string& isa_override) {
   auto* a = new Active;
   // 1. the run-time override, for experiments; a bad file falls back.
   if (const char* path = std::getenv("ACTGRAD_TILING_TABLE"); path && *path) {
@@ -158,7 +198,10 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
 }
 
 Active* Get() {
-  std::call_once(g_once, [] { g_active = Select("", ""); });
+  if (!g_selected.load(std::memory_order_acquire)) {
+    std::call_once(g_once, [] { g_active = Select("", ""); });
+    g_selected.store(true, std::memory_order_release);
+  }
   return g_active;
 }
 
@@ -170,20 +213,41 @@ std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->in
 void ReloadTilingTable(const std::string& id, const std::string& isa) {
   bool first = false;  // the first selection is this one (not a default one thrown away, messages and all)
   std::call_once(g_once, [&] { g_active = Select(id, isa), first = true; });
+  g_selected.store(true, std::memory_order_release);
   if (first) return;
   Active* old = g_active;
   g_active = Select(id, isa);
+  g_reloads.fetch_add(1, std::memory_order_relaxed);
   delete old;
 }
 
 namespace {
-thread_local const KernelChoice* t_forced = nullptr;
-}
+// Per thread: the override, and the last choice ChooseKernel made per op (a
+// loop calls the same op on the same size again and again; the lookup is
+// then a compare). A memo holds for the table selection it was made under
+// (g_reloads) and the thread cap. Constant-initialized: one TLS access, no
+// guard.
+struct Memo {
+  uint64_t reloads = ~uint64_t(0);  // never a g_reloads value: empty
+  uint64_t n = 0;
+  int cap = 0;
+  DType dtype = DType::kF32;
+  GeluApprox mode = GeluApprox::kNone;
+  bool broadcast = false;
+  KernelChoice choice;
+};
+struct ThreadDispatch {
+  const KernelChoice* forced = nullptr;
+  Memo memo[kNumOps];
+};
+thread_local ThreadDispatch t_dispatch;
+}  // namespace
 
-ScopedKernelOverride::ScopedKernelOverride(const KernelChoice& forced) : previous_(t_forced), forced_(forced) {
-  t_forced = &forced_;
+ScopedKernelOverride::ScopedKernelOverride(const KernelChoice& forced)
+    : previous_(t_dispatch.forced), forced_(forced) {
+  t_dispatch.forced = &forced_;
 }
-ScopedKernelOverride::~ScopedKernelOverride() { t_forced = previous_; }
+ScopedKernelOverride::~ScopedKernelOverride() { t_dispatch.forced = previous_; }
 
 namespace {
 
@@ -191,19 +255,44 @@ namespace {
 // nearest octave with one (tables cover 1K..128M; smaller and larger sizes use
 // the end octaves); nullptr when the table has none for (op, dtype, mode, layout).
 const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
-  const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][broadcast ? 1 : 0];
-  const auto has = [&](int s) { return s >= 0 && s < kOctaves && (cells[s].entry >= 0 || cells[s].unrunnable); };
+  const int layout = broadcast ? 1 : 0;
+  const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][layout];
+  const auto has = [&](int s) { return s >= 0 && s < kOctaves && HasEntry(cells[s]); };
   const int b = SizeOctave(n);
+  if (b >= kOctaves) {  // beyond every table octave (n >= 2^48): the search, as nearest[] would for b
+    for (int d = 1; d < kOctaves; ++d)
+      for (int s : {b - d, b + d})
+        if (has(s)) return &cells[s];
+    return nullptr;
+  }
   if (has(b)) {
     // A crossover inside the octave moved its boundary with a neighbour.
     if (n >= cells[b].hi && has(b + 1)) return &cells[b + 1];
     if (n < cells[b].lo && has(b - 1)) return &cells[b - 1];
     return &cells[b];
   }
-  for (int d = 1; d < kOctaves; ++d)
-    for (int s : {b - d, b + d})
-      if (has(s)) return &cells[s];
-  return nullptr;
+  const int s = a->grid->nearest[int(op)][int(dtype)][int(mode)][layout][b];
+  return s < 0 ? nullptr : &cells[s];
+}
+
+// The untuned default's variant for (op, dtype, mode), looked up once
+// (DefaultVariant scans every variant): Resolve(DefaultChoice(...)) but for
+// the threads, which depend on n and the thread cap.
+KernelChoice DefaultKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, int cap) {
+  static std::atomic<const Variant*> memo[kNumOps][kNumDTypes][2];
+  static std::atomic<bool> known[kNumOps][kNumDTypes][2];
+  const int o = int(op), d = int(dtype), m = int(mode);
+  KernelChoice k;
+  if (o >= 0 && o < kNumOps && d >= 0 && d < kNumDTypes && m >= 0 && m < 2) {
+    if (!known[o][d][m].load(std::memory_order_acquire)) {
+      memo[o][d][m].store(Resolve(DefaultChoice(op, dtype, mode, 1)).variant, std::memory_order_relaxed);
+      known[o][d][m].store(true, std::memory_order_release);
+    }
+    k.variant = memo[o][d][m].load(std::memory_order_relaxed);
+    k.split.threads = kDefaultThreadRule.Threads(n, cap);
+    return k;
+  }
+  return Resolve(DefaultChoice(op, dtype, mode, n));
 }
 
 // An entry's choice for n under the thread cap: the threads its rule gives
@@ -221,11 +310,23 @@ C AtSize(const C& best, const C* one_thread, const std::optional<ThreadRule>& ru
 }  // namespace
 
 KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
-  if (t_forced && t_forced->variant && t_forced->variant->op == op && t_forced->variant->dtype == dtype)
-    return *t_forced;
-  const Cell* cell = FindCell(Get(), op, dtype, mode, n, broadcast);
-  if (!cell || cell->unrunnable) return Resolve(DefaultChoice(op, dtype, mode, n));
-  return AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule, n, MaxThreads());
+  const int cap = MaxThreads();
+  ThreadDispatch& td = t_dispatch;  // after the call: one TLS look-up
+  if (const KernelChoice* f = td.forced; f && f->variant && f->variant->op == op && f->variant->dtype == dtype)
+    return *f;
+  const Active* a = Get();
+  const uint64_t reloads = g_reloads.load(std::memory_order_relaxed);
+  Memo* memo = int(op) >= 0 && int(op) < kNumOps ? &td.memo[int(op)] : nullptr;
+  if (memo && memo->reloads == reloads && memo->n == n && memo->cap == cap && memo->dtype == dtype &&
+      memo->mode == mode && memo->broadcast == broadcast)
+    return memo->choice;
+  const Cell* cell = FindCell(a, op, dtype, mode, n, broadcast);
+  const KernelChoice k = !cell || cell->unrunnable
+                             ? DefaultKernel(op, dtype, mode, n, cap)
+                             : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
+                                      n, cap);
+  if (memo) *memo = Memo{reloads, n, cap, dtype, mode, broadcast, k};
+  return k;
 }
 
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {

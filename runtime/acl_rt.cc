@@ -4,11 +4,11 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "acl/acl.h"
 #include "runtime/error.h"
 #include "runtime/objects.h"
+#include "runtime/slot_pool.h"
 #include "runtime/stream.h"
 
 using actgrad::rt::Fail;
@@ -21,23 +21,24 @@ std::unordered_map<void*, size_t>& Allocations() {
   static auto* m = new std::unordered_map<void*, size_t>;
   return *m;
 }
-std::unordered_set<Stream*>& Streams() {
-  static auto* s = new std::unordered_set<Stream*>;
-  return *s;
+// Every stream ever created (never freed: runtime/slot_pool.h).
+SlotPool<Stream>& Streams() {
+  static auto* p = new SlotPool<Stream>;
+  return *p;
 }
 }  // namespace
 
 bool IsLiveStream(void* s) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return Streams().count(static_cast<Stream*>(s)) != 0;
+  return Streams().Contains(s) && (static_cast<Stream*>(s)->state.load(std::memory_order_acquire) & kStreamLive);
 }
 
+// Changes of a stream's deferred error and of its liveness hold g_mu.
 void RecordStreamError(void* s, int code, const std::string& msg) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto* st = static_cast<Stream*>(s);
-  if (Streams().count(st) && st->deferred_error == 0) {
-    st->deferred_error = code;
+  if (IsLiveStream(st) && st->deferred_error.load(std::memory_order_relaxed) == 0) {
     st->deferred_message = msg;
+    st->deferred_error.store(code, std::memory_order_release);
   }
 }
 }  // namespace actgrad::rt
@@ -109,9 +110,12 @@ aclError aclrtGetRunMode(aclrtRunMode* mode) {
 
 aclError aclrtCreateStream(aclrtStream* stream) {
   if (!stream) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
-  auto* s = new Stream;
+  Stream* s = Streams().Take();
+  if (!s) return Fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtCreateStream: out of memory");
   std::lock_guard<std::mutex> lock(g_mu);
-  Streams().insert(s);
+  s->deferred_error.store(0, std::memory_order_relaxed);
+  s->deferred_message.clear();
+  s->state.store(s->state.load(std::memory_order_relaxed) | kStreamLive, std::memory_order_release);
   *stream = s;
   return ACL_SUCCESS;
 }
@@ -119,21 +123,24 @@ aclError aclrtCreateStream(aclrtStream* stream) {
 aclError aclrtDestroyStream(aclrtStream stream) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto* s = static_cast<Stream*>(stream);
-  if (!Streams().erase(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream");
-  delete s;
+  if (!IsLiveStream(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream");
+  s->deferred_error.store(0, std::memory_order_relaxed);
+  s->deferred_message.clear();
+  SlotPool<Stream>::Give(s);  // not live, free for the next aclrtCreateStream
   return ACL_SUCCESS;
 }
 
 // Work already ran in order at enqueue; report (once) the first deferred error.
+// Without one (the usual case) no lock is taken.
 aclError aclrtSynchronizeStream(aclrtStream stream) {
-  std::lock_guard<std::mutex> lock(g_mu);
   auto* s = static_cast<Stream*>(stream);
   if (stream == nullptr) return ACL_SUCCESS;  // the default stream
-  if (!Streams().count(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
-  if (s->deferred_error != 0) {
-    const int code = s->deferred_error;
+  if (IsLiveStream(s) && s->deferred_error.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!IsLiveStream(s)) return Fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
+  if (const int code = s->deferred_error.load(std::memory_order_relaxed); code != 0) {
     Fail(code, "%s", s->deferred_message.c_str());
-    s->deferred_error = 0;
+    s->deferred_error.store(0, std::memory_order_relaxed);
     s->deferred_message.clear();
     return code;
   }

@@ -7,21 +7,39 @@
 namespace actgrad::rt {
 
 namespace {
-thread_local std::string g_last_error;
+// "[<code>] <message>": the message is cut at 511 characters, the prefix is
+// at most 14 ("[-2147483648] "). A plain array, not a std::string: a
+// trivially constructed thread_local is one TLS access (no init guard), and
+// recording a message allocates nothing.
+constexpr size_t kMaxMessage = 512;
+thread_local char g_last_error[kMaxMessage + 16];
+
+int VFail(int code, const char* fmt, va_list ap) {
+  const int prefix = std::snprintf(g_last_error, sizeof g_last_error, "[%d] ", code);
+  std::vsnprintf(g_last_error + prefix, kMaxMessage, fmt, ap);
+  return code;
 }
+}  // namespace
 
 int Fail(int code, const char* fmt, ...) {
-  char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  VFail(code, fmt, ap);
   va_end(ap);
-  g_last_error.assign("[").append(std::to_string(code)).append("] ").append(buf);
   return code;
 }
 
-void ClearError() { g_last_error.clear(); }
-const char* RecentError() { return g_last_error.c_str(); }
+int FailIf(bool report, int code, const char* fmt, ...) {
+  if (!report) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  VFail(code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void ClearError() { g_last_error[0] = '\0'; }
+const char* RecentError() { return g_last_error; }
 
 }  // namespace actgrad::rt
 

@@ -4,8 +4,6 @@
 #include <limits>
 #include <cstring>
 #include <initializer_list>
-#include <mutex>
-#include <unordered_set>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_gelu_backward.h"
@@ -15,16 +13,27 @@
 #include "aclnnop/aclnn_softshrink_backward.h"
 #include "runtime/error.h"
 #include "runtime/objects.h"
+#include "runtime/slot_pool.h"
 #include "runtime/stream.h"
 
 namespace actgrad::rt {
 namespace {
 
-std::mutex g_exec_mu;
-std::unordered_set<aclOpExecutor*>& LiveExecutors() {
-  static auto* s = new std::unordered_set<aclOpExecutor*>;
-  return *s;
+// Every executor ever made (never freed: runtime/slot_pool.h).
+SlotPool<aclOpExecutor>& Executors() {
+  static auto* p = new SlotPool<aclOpExecutor>;
+  return *p;
 }
+
+// e is an executor of ours and was live when state s was read (acquire).
+bool LoadLive(const aclOpExecutor* e, uint64_t* s) {
+  if (!Executors().Contains(e)) return false;
+  *s = e->state.load(std::memory_order_acquire);
+  return (*s & kExecLive) != 0;
+}
+
+// The launches running now, in state s.
+uint64_t InFlight(uint64_t s) { return s / kExecInFlight; }
 
 // An aclnn entry point: its op's dtypes, broadcasting and promotion are the
 // op's facts (actgrad/types.h FactsOf).
@@ -47,13 +56,14 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
   if (!exec) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is null", s.name);
   DType dt[3];
   for (int i = 0; i < 3; ++i) {  // the dtype first: the view checks need its element size
-    if (!IsAclDataType(t[i]->dtype))
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %d, which is no aclDataType", s.name, s.names[i],
-                  int(t[i]->dtype));
-    bool ok = FromAclDataType(t[i]->dtype, &dt[i]);
-    ok = ok && OpHasDType(s.op, dt[i]);
-    if (!ok) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has unsupported dtype %d", s.name, s.names[i], int(t[i]->dtype));
-    if (const int st = CheckTensor(s.name, s.names[i], t[i], DTypeSize(dt[i]))) return st;
+    if (!FromAclDataType(t[i]->dtype, &dt[i]) || !OpHasDType(s.op, dt[i])) {  // (every DType is an aclDataType)
+      if (!IsAclDataType(t[i]->dtype))
+        return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %d, which is no aclDataType", s.name, s.names[i],
+                    int(t[i]->dtype));
+      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has unsupported dtype %d", s.name, s.names[i], int(t[i]->dtype));
+    }
+    if (t[i]->checked_esize != DTypeSize(dt[i]))  // else it passed at aclCreateTensor (the same check)
+      if (const int st = CheckTensor(s.name, s.names[i], t[i], DTypeSize(dt[i]))) return st;
   }
   if (FactsOf(s.op).promotes) {
     const DType p = Promote(dt[0], dt[1]);
@@ -64,69 +74,87 @@ aclnnStatus Prepare(const OpSpec& s, const aclTensor* g, const aclTensor* x, con
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s, %s and %s must have the same dtype (%s, %s, %s)", s.name, s.names[0],
                 s.names[1], s.names[2], DTypeName(dt[0]).data(), DTypeName(dt[1]).data(), DTypeName(dt[2]).data());
   }
-  if (OpBroadcasts(s.op)) {
-    std::vector<int64_t> shape;
-    if (const int st = BroadcastShapes(s.name, g, x, &shape)) return st;
-    if (shape != out->dims)
+  const bool same_dims = SameDims(g, out) && SameDims(x, out);
+  if (OpBroadcasts(s.op) && !same_dims) {  // (equal shapes broadcast to themselves)
+    int64_t shape[kMaxDims];
+    size_t nd = 0;
+    if (const int st = BroadcastShapes(s.name, g, x, shape, &nd)) return st;
+    if (nd != out->dims.size() || !std::equal(shape, shape + nd, out->dims.begin()))
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s shape must be the broadcast shape of %s and %s", s.name, s.names[2],
                   s.names[0], s.names[1]);
-  } else if (g->dims != x->dims || g->dims != out->dims) {
+  } else if (!OpBroadcasts(s.op) && !same_dims) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s, %s and %s must have the same shape", s.name, s.names[0], s.names[1],
                 s.names[2]);
   }
-  if (const int st = CheckNoSelfOverlap(s.name, s.names[2], out)) return st;
+  if (!out->no_self_overlap)  // else it passed at aclCreateTensor (the same check)
+    if (const int st = CheckNoSelfOverlap(s.name, s.names[2], out)) return st;
 
-  auto* e = new aclOpExecutor;
+  aclOpExecutor* e = Executors().Take();  // busy, not live: no other call touches it
+  if (!e) return Fail(ACLNN_ERR_INNER, "%s: out of memory for an executor", s.name);
+  // BuildPlan writes every field of the plan that Execute reads (the slot's
+  // last plan is overwritten, never merged).
   e->plan.op = s.op;
   e->plan.params = params;
   e->plan.dtype = dt[2];
-  if (const int st = BuildPlan(s.name, s.names, &e->plan, g, x, out)) {
-    delete e;
+  const bool uniform = same_dims && dt[0] == dt[2] && dt[1] == dt[2];
+  if (const int st = BuildPlan(s.name, s.names, &e->plan, g, x, out, uniform)) {
+    SlotPool<aclOpExecutor>::Give(e);
     return st;
   }
   if (!e->plan.kernel.variant) {
-    delete e;
+    SlotPool<aclOpExecutor>::Give(e);
     return Fail(ACLNN_ERR_INNER, "%s: no kernel variant for dtype %s", s.name, DTypeName(dt[2]).data());
   }
-  {
-    std::lock_guard<std::mutex> lock(g_exec_mu);
-    LiveExecutors().insert(e);
-  }
-  *ws = e->plan.workspace;
+  const uint64_t workspace = e->plan.workspace;
+  std::atomic_thread_fence(std::memory_order_release);  // after Take's state change (Launch's seqlock read)
+  e->workspace.store(workspace, std::memory_order_relaxed);
+  // Live: publishes the plan to whichever thread launches it.
+  e->state.store(e->state.load(std::memory_order_relaxed) | kExecLive, std::memory_order_release);
+  *ws = workspace;
   *exec = e;
   return ACLNN_SUCCESS;
 }
 
-// Phase two. The executor is claimed under g_exec_mu before it runs: a
-// one-shot one leaves the live set (a second launch, a destroy or a
-// SetRepeatable meanwhile sees it spent), a repeatable one counts itself in
-// flight (a destroy meanwhile leaves the delete to the last launch). No lock
-// is held while the plan runs.
+// Phase two. The launch claims the executor by a compare-exchange on its
+// state after the checks (objects.h): a one-shot one stops being live (a
+// second launch, a destroy or a SetRepeatable meanwhile sees it spent), a
+// repeatable one counts itself in flight (a destroy meanwhile leaves the
+// return of the slot to the last launch). The checks read the state they
+// claim: a state changed meanwhile (another launch, a destroy, the slot
+// reused) fails the exchange and they run again. No lock is taken.
 aclnnStatus Launch(const char* name, void* workspace, uint64_t ws_size, aclOpExecutor* e, aclrtStream stream) {
   ClearError();
   if (!e) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is null", name);
-  bool one_shot;
-  {
-    std::lock_guard<std::mutex> lock(g_exec_mu);
-    if (!LiveExecutors().count(e))
+  uint64_t s;
+  bool live = LoadLive(e, &s);
+  if (live && stream && !IsLiveStream(stream)) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: stream is not a live stream", name);
+  for (;; live = (s & kExecLive) != 0) {
+    if (!live)
       return Fail(ACLNN_ERR_PARAM_INVALID,
                   "%s: executor is not live (already run without aclSetAclOpExecutorRepeatable, or destroyed)", name);
-    if (stream && !IsLiveStream(stream)) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: stream is not a live stream", name);
-    if (ws_size < e->plan.workspace)
+    // The workspace phase one asked for, of the generation of s (a seqlock
+    // read: phase one stores it after a release fence, once its Take changed
+    // the state).
+    const uint64_t need = e->workspace.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (e->state.load(std::memory_order_relaxed) != s) {
+      s = e->state.load(std::memory_order_acquire);
+      continue;
+    }
+    if (ws_size < need)
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: workspaceSize %llu is smaller than the %llu bytes phase one asked for",
-                  name, (unsigned long long)ws_size, (unsigned long long)e->plan.workspace);
-    if (e->plan.workspace > 0 && !workspace) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is null", name);
-    one_shot = !e->repeatable;
-    if (one_shot) LiveExecutors().erase(e);
-    else ++e->in_flight;
+                  name, (unsigned long long)ws_size, (unsigned long long)need);
+    if (need > 0 && !workspace) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is null", name);
+    const uint64_t claimed = ((s & kExecRepeatable) ? s : s & ~kExecLive) + kExecInFlight;
+    if (e->state.compare_exchange_weak(s, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) break;
   }
   Execute(e->plan, workspace);
-  bool last = one_shot;
-  if (!one_shot) {
-    std::lock_guard<std::mutex> lock(g_exec_mu);
-    last = --e->in_flight == 0 && e->destroy_pending;
+  if (!(s & kExecRepeatable)) {  // one-shot: no longer live, so no other call changes its state; ours to return
+    SlotPool<aclOpExecutor>::Give(e);
+    return ACLNN_SUCCESS;
   }
-  if (last) delete e;
+  const uint64_t after = e->state.fetch_sub(kExecInFlight, std::memory_order_acq_rel) - kExecInFlight;
+  if (!(after & kExecLive) && InFlight(after) == 0) SlotPool<aclOpExecutor>::Give(e);
   return ACLNN_SUCCESS;
 }
 
@@ -140,19 +168,25 @@ extern "C" {
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* e) {
   if (!e) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is null");
-  std::lock_guard<std::mutex> lock(g_exec_mu);
-  if (!LiveExecutors().count(e)) return Fail(ACLNN_ERR_PARAM_INVALID, "aclSetAclOpExecutorRepeatable: executor is not live");
-  e->repeatable = true;
-  return ACLNN_SUCCESS;
+  uint64_t s;
+  for (bool live = LoadLive(e, &s);; live = (s & kExecLive) != 0) {
+    if (!live) return Fail(ACLNN_ERR_PARAM_INVALID, "aclSetAclOpExecutorRepeatable: executor is not live");
+    if (e->state.compare_exchange_weak(s, s | kExecRepeatable, std::memory_order_acq_rel, std::memory_order_acquire))
+      return ACLNN_SUCCESS;
+  }
 }
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* e) {
   if (!e) return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor: executor is null");
-  std::lock_guard<std::mutex> lock(g_exec_mu);
-  if (!LiveExecutors().erase(e)) return Fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: executor is not live");
-  if (e->in_flight > 0) e->destroy_pending = true;  // the last running launch deletes it
-  else delete e;
-  return ACLNN_SUCCESS;
+  uint64_t s;
+  for (bool live = LoadLive(e, &s);; live = (s & kExecLive) != 0) {
+    if (!live) return Fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: executor is not live");
+    // Launches running: the last of them returns the slot; else it is free now.
+    if (e->state.compare_exchange_weak(s, s & ~kExecLive, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (InFlight(s) == 0) SlotPool<aclOpExecutor>::Give(e);
+      return ACLNN_SUCCESS;
+    }
+  }
 }
 
 aclnnStatus aclnnSeluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* result,

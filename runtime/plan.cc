@@ -18,30 +18,30 @@ namespace {
 uint64_t AbsU(int64_t v) { return v < 0 ? 0 - uint64_t(v) : uint64_t(v); }
 }  // namespace
 
-int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize) {
+int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize, bool report) {
   if (t->dims.size() > size_t(kMaxDims))
-    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, name, t->dims.size(),
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, name, t->dims.size(),
                 kMaxDims);
   if (!IsAclFormat(t->format))
-    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has format %d, which is no aclFormat", op, name, int(t->format));
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has format %d, which is no aclFormat", op, name, int(t->format));
   if (t->strides_overflow)
-    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has no strides and its contiguous strides overflow int64", op, name);
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has no strides and its contiguous strides overflow int64", op, name);
   bool empty = false;
   for (size_t i = 0; i < t->dims.size(); ++i) {
-    if (t->dims[i] < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative dim %zu (%lld)", op, name, i, (long long)t->dims[i]);
+    if (t->dims[i] < 0) return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has negative dim %zu (%lld)", op, name, i, (long long)t->dims[i]);
     empty |= t->dims[i] == 0;
   }
   if (empty) return ACLNN_SUCCESS;  // never touched
   int64_t numel = 1;
   for (int64_t d : t->dims)
     if (__builtin_mul_overflow(numel, d, &numel))
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has more than 2^63-1 elements", op, name);
-  if (t->offset < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has negative offset %lld", op, name, (long long)t->offset);
+      return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has more than 2^63-1 elements", op, name);
+  if (t->offset < 0) return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has negative offset %lld", op, name, (long long)t->offset);
   int64_t storage = 1;
   for (int64_t d : t->storage_dims) {
-    if (d < 0) return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a negative storage dim", op, name);
+    if (d < 0) return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has a negative storage dim", op, name);
     if (__builtin_mul_overflow(storage, d, &storage))
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has a storage of more than 2^63-1 elements", op, name);
+      return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has a storage of more than 2^63-1 elements", op, name);
   }
   // lo..hi: the elements the view covers; their byte offsets must fit too.
   // (Phase two's walk never steps past an element of the view: ForEachRun.)
@@ -50,97 +50,105 @@ int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esi
     int64_t span;
     if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &span) ||
         __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
-      return Fail(ACLNN_ERR_PARAM_INVALID,
+      return FailIf(report, ACLNN_ERR_PARAM_INVALID,
                   "%s: %s view overflows int64 (dim %zu: size %lld, stride %lld; offset %lld)", op, name, i,
                   (long long)t->dims[i], (long long)t->strides[i], (long long)t->offset);
   }
   if (lo < 0 || hi >= storage)
-    return Fail(ACLNN_ERR_PARAM_INVALID,
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID,
                 "%s: %s view (offset %lld, elements %lld..%lld) does not fit its storage of %lld elements", op, name,
                 (long long)t->offset, (long long)lo, (long long)hi, (long long)storage);
   int64_t end_byte;
   if (__builtin_mul_overflow(hi + 1, int64_t(esize), &end_byte))  // hi < storage: hi + 1 fits
-    return Fail(ACLNN_ERR_PARAM_INVALID,
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID,
                 "%s: %s view reaches element %lld, whose byte offset (element size %zu) overflows int64", op, name,
                 (long long)hi, esize);
-  if (!t->data) return Fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (null tensorData)", op, name);
+  if (!t->data) return FailIf(report, ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (null tensorData)", op, name);
   return ACLNN_SUCCESS;
 }
 
-int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out) {
+int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out, bool report) {
   for (int64_t d : out->dims)
     if (d == 0) return ACLNN_SUCCESS;  // an empty view writes nothing
-  std::vector<std::pair<uint64_t, uint64_t>> dims;  // (|stride|, size)
+  if (out->dims.size() > size_t(kMaxDims))  // CheckTensor refused it already
+    return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, name, out->dims.size(),
+                kMaxDims);
+  std::pair<uint64_t, uint64_t> dims[kMaxDims];  // (|stride|, size)
+  size_t nd = 0;
   for (size_t i = 0; i < out->dims.size(); ++i)
-    if (out->dims[i] > 1) dims.emplace_back(AbsU(out->strides[i]), uint64_t(out->dims[i]));
-  std::sort(dims.begin(), dims.end());
+    if (out->dims[i] > 1) dims[nd++] = {AbsU(out->strides[i]), uint64_t(out->dims[i])};
+  for (size_t i = 1; i < nd; ++i)  // insertion sort (at most kMaxDims)
+    for (size_t j = i; j > 0 && dims[j] < dims[j - 1]; --j) std::swap(dims[j], dims[j - 1]);
   uint64_t extent = 1;  // elements spanned by the dims so far
-  for (auto [stride, size] : dims) {
+  for (size_t k = 0; k < nd; ++k) {
+    auto [stride, size] = dims[k];
     if (stride < extent)
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the %s view overlaps itself (stride %llu)", op, name,
+      return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: the %s view overlaps itself (stride %llu)", op, name,
                   (unsigned long long)stride);
     if (__builtin_mul_overflow(stride, size - 1, &stride) || __builtin_add_overflow(extent, stride, &extent))
-      return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the %s view's extent overflows", op, name);
+      return FailIf(report, ACLNN_ERR_PARAM_INVALID, "%s: the %s view's extent overflows", op, name);
   }
   return ACLNN_SUCCESS;
 }
 
-int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out) {
+int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, int64_t out[kMaxDims], size_t* ndim) {
   const size_t n = std::max(a->dims.size(), b->dims.size());
-  out->assign(n, 1);
+  if (n > size_t(kMaxDims))  // CheckTensor refused it already
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: shapes of more than %d dims", op, kMaxDims);
+  *ndim = n;
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a->dims.size() ? 1 : a->dims[i - (n - a->dims.size())];
     const int64_t db = i < n - b->dims.size() ? 1 : b->dims[i - (n - b->dims.size())];
     if (da != db && da != 1 && db != 1)
       return Fail(ACLNN_ERR_PARAM_INVALID, "%s: shapes do not broadcast (dim %zu: %lld vs %lld)", op, i,
                   (long long)da, (long long)db);
-    (*out)[i] = da == 1 ? db : da;
+    out[i] = da == 1 ? db : da;
   }
   return ACLNN_SUCCESS;
 }
 
 namespace {
 
-// Strides of t seen as a tensor of shape `shape` (right-aligned broadcast).
-std::vector<int64_t> BroadcastStrides(const aclTensor* t, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 0);
-  const size_t lead = shape.size() - t->dims.size();
+// Strides of t seen as a tensor of shape shape[0..nd) (right-aligned
+// broadcast; t has at most nd dims), into s[0..nd).
+void BroadcastStrides(const aclTensor* t, const int64_t* shape, size_t nd, int64_t* s) {
+  const size_t lead = nd - t->dims.size();
+  for (size_t i = 0; i < lead; ++i) s[i] = 0;
   for (size_t i = 0; i < t->dims.size(); ++i)
     s[lead + i] = (t->dims[i] == 1 && shape[lead + i] != 1) ? 0 : t->strides[i];
-  return s;
 }
 
 // The operand's base pointer is data + offset * element size (fits: CheckTensor).
-int MakeOperand(const char* op, const char* name, const aclTensor* t, const std::vector<int64_t>& shape,
+int MakeOperand(const char* op, const char* name, const aclTensor* t, const int64_t* shape, size_t nd,
                 OperandView* v) {
   FromAclDataType(t->dtype, &v->dtype);
   int64_t byte_offset;
   if (__builtin_mul_overflow(t->offset, int64_t(DTypeSize(v->dtype)), &byte_offset))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s offset %lld in bytes overflows int64", op, name, (long long)t->offset);
   v->base = static_cast<char*>(t->data) + byte_offset;
-  v->strides = BroadcastStrides(t, shape);
+  BroadcastStrides(t, shape, nd, v->strides);
   return ACLNN_SUCCESS;
 }
 
 // An empty output: nothing runs, nothing of the views is looked at.
 void EmptyPlan(Plan* plan, const aclTensor* const t[3]) {
-  plan->shape = {0};
+  plan->ndim = 1;
+  plan->shape[0] = 0;
   OperandView* ops[3] = {&plan->g, &plan->x, &plan->out};
   for (int k = 0; k < 3; ++k) {
     FromAclDataType(t[k]->dtype, &ops[k]->dtype);
     ops[k]->base = static_cast<char*>(t[k]->data);
-    ops[k]->strides = {1};
+    ops[k]->strides[0] = 1;
     ops[k]->flat = ops[k]->dtype == plan->dtype;
   }
 }
 
-}  // namespace
-
-int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
-              const aclTensor* out) {
-  const aclTensor* const t[3] = {g, x, out};
-  const std::vector<int64_t>& shape = out->dims;
+// The general plan: shape, numel, operands and broadcast of the plan from the
+// three views (broadcast strides, coalesced dims). Returns a status.
+int GeneralPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* const t[3]) {
+  const std::vector<int64_t>& shape = t[2]->dims;  // at most kMaxDims (CheckTensor)
   plan->numel = 1;
+  plan->broadcast = false;
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
     plan->numel = 0;
     EmptyPlan(plan, t);
@@ -148,51 +156,89 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
     for (int64_t d : shape)  // fits: out passed CheckTensor
       if (__builtin_mul_overflow(plan->numel, uint64_t(d), &plan->numel))
         return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has too many elements", op, names[2]);
+    const size_t nd = shape.size();
     OperandView ops[3];
     for (int k = 0; k < 3; ++k)
-      if (const int st = MakeOperand(op, names[k], t[k], shape, &ops[k])) return st;
+      if (const int st = MakeOperand(op, names[k], t[k], shape.data(), nd, &ops[k])) return st;
     for (auto& o : ops)
-      for (int64_t s : o.strides) plan->broadcast |= (s == 0);
+      for (size_t i = 0; i < nd; ++i) plan->broadcast |= (o.strides[i] == 0);
 
     // Coalesce: drop size-1 dims, merge a dim into the next when every operand
     // walks them as one (a stride * size that overflows merges nothing).
-    std::vector<int64_t> cs;
-    std::vector<std::vector<int64_t>> cst(3);
-    for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t* cs = plan->shape;  // cn dims so far (cn <= i: in place is safe for the operands' strides)
+    int cn = 0;
+    int64_t* cst[3] = {plan->g.strides, plan->x.strides, plan->out.strides};
+    for (size_t i = 0; i < nd; ++i) {
       if (shape[i] == 1) continue;
-      bool merge = !cs.empty();
+      bool merge = cn > 0;
       for (int k = 0; k < 3 && merge; ++k) {
         int64_t outer;
-        merge = !__builtin_mul_overflow(ops[k].strides[i], shape[i], &outer) && cst[k].back() == outer;
+        merge = !__builtin_mul_overflow(ops[k].strides[i], shape[i], &outer) && cst[k][cn - 1] == outer;
       }
       if (merge) {
-        cs.back() *= shape[i];  // at most numel
-        for (int k = 0; k < 3; ++k) cst[k].back() = ops[k].strides[i];
+        cs[cn - 1] *= shape[i];  // at most numel
+        for (int k = 0; k < 3; ++k) cst[k][cn - 1] = ops[k].strides[i];
       } else {
-        cs.push_back(shape[i]);
-        for (int k = 0; k < 3; ++k) cst[k].push_back(ops[k].strides[i]);
+        cs[cn] = shape[i];
+        for (int k = 0; k < 3; ++k) cst[k][cn] = ops[k].strides[i];
+        ++cn;
       }
     }
-    if (cs.empty()) {
-      cs.push_back(1);
-      for (int k = 0; k < 3; ++k) cst[k].push_back(1);
+    if (cn == 0) {
+      cs[0] = 1;
+      for (int k = 0; k < 3; ++k) cst[k][0] = 1;
+      cn = 1;
     }
-    plan->shape = cs;
+    plan->ndim = cn;
+    OperandView* views[3] = {&plan->g, &plan->x, &plan->out};
     for (int k = 0; k < 3; ++k) {
-      ops[k].strides = cst[k];
+      views[k]->base = ops[k].base;
+      views[k]->dtype = ops[k].dtype;
       bool flat = ops[k].dtype == plan->dtype;
       int64_t expect = 1;
-      for (size_t i = cs.size(); i-- > 0 && flat;) {
-        flat = cs[i] == 1 || ops[k].strides[i] == expect;
+      for (int i = cn; i-- > 0 && flat;) {
+        flat = cs[i] == 1 || cst[k][i] == expect;
         expect *= cs[i];  // a product of dims, at most numel
       }
-      ops[k].flat = flat;
+      views[k]->flat = flat;
     }
-    plan->g = ops[0];
-    plan->x = ops[1];
-    plan->out = ops[2];
   }
+  return ACLNN_SUCCESS;
+}
 
+// The plan of three contiguous views of one shape in the plan's dtype (the
+// common call; the caller checked shape and dtypes), straight from the facts
+// aclCreateTensor cached: what GeneralPlan makes of them (every dim
+// coalesces into one of numel elements, stride 1, flat), without its walk
+// over the dims. False: a view is not contiguous.
+bool ContiguousPlan(Plan* plan, const aclTensor* const t[3]) {
+  const aclTensor* out = t[2];
+  if (!t[0]->contiguous || !t[1]->contiguous || !out->contiguous) return false;
+  const size_t esize = DTypeSize(plan->dtype);
+  plan->numel = out->numel;
+  plan->ndim = 1;
+  plan->shape[0] = int64_t(out->numel);
+  plan->broadcast = t[0]->zero_stride || t[1]->zero_stride || t[2]->zero_stride;
+  OperandView* views[3] = {&plan->g, &plan->x, &plan->out};
+  for (int k = 0; k < 3; ++k) {
+    views[k]->base = static_cast<char*>(t[k]->data) + t[k]->offset * int64_t(esize);  // fits: CheckTensor
+    views[k]->dtype = plan->dtype;
+    views[k]->flat = true;
+    views[k]->strides[0] = 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
+              const aclTensor* out, bool same_dims_and_dtype) {
+  const aclTensor* const t[3] = {g, x, out};
+  if (out->dims.size() > size_t(kMaxDims))  // CheckTensor refused it already
+    return Fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %zu dims, at most %d are supported", op, names[2],
+                out->dims.size(), kMaxDims);
+  if (!same_dims_and_dtype || !ContiguousPlan(plan, t))
+    if (const int st = GeneralPlan(op, names, plan, t)) return st;
   const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
   plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
   // Gather buffers: one block per operand per thread (none when nothing runs).
@@ -234,9 +280,8 @@ void StridedCopy(char* dst, int64_t dst_stride, const char* src, int64_t src_str
 // The running offset only ever points at elements of the view (never one
 // stride past a dim's end), so it stays within what CheckTensor validated.
 template <class Fn>
-void ForEachRun(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, uint64_t start, uint64_t len,
-                Fn&& fn) {
-  const size_t nd = shape.size(), in = nd - 1;
+void ForEachRun(const int64_t* shape, size_t nd, const int64_t* strides, uint64_t start, uint64_t len, Fn&& fn) {
+  const size_t in = nd - 1;
   int64_t idx[kMaxDims + 1];
   uint64_t rest = start;
   int64_t off = 0;
@@ -269,8 +314,8 @@ void ForEachRun(const std::vector<int64_t>& shape, const std::vector<int64_t>& s
 // Copies operand elements [start, start+len) into dst (compute dtype `to`).
 void Gather(const Plan& p, const OperandView& v, uint64_t start, uint64_t len, char* dst) {
   const size_t in_size = DTypeSize(v.dtype), out_size = DTypeSize(p.dtype);
-  const int64_t inner = v.strides.back();
-  ForEachRun(p.shape, v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+  const int64_t inner = v.strides[p.ndim - 1];
+  ForEachRun(p.shape, size_t(p.ndim), v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
     const char* src = v.base + off * int64_t(in_size);
     char* d = dst + at * out_size;
     if (v.dtype == p.dtype) {
@@ -288,8 +333,8 @@ void Gather(const Plan& p, const OperandView& v, uint64_t start, uint64_t len, c
 void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
   const OperandView& v = p.out;
   const size_t size = DTypeSize(p.dtype);
-  const int64_t inner = v.strides.back();
-  ForEachRun(p.shape, v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+  const int64_t inner = v.strides[p.ndim - 1];
+  ForEachRun(p.shape, size_t(p.ndim), v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
     char* d = v.base + off * int64_t(size);
     const char* s = src + at * size;
     if (inner == 1) std::memcpy(d, s, size_t(run) * size);

@@ -3,7 +3,6 @@
 // variant, strided/broadcast/promoted ones through contiguous blocks.
 #pragma once
 #include <cstdint>
-#include <vector>
 
 #include "actgrad/acl_dtype.h"
 #include "actgrad/types.h"
@@ -17,18 +16,22 @@ namespace actgrad::rt {
 inline constexpr int kMaxDims = 8;
 inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread
 
+// Fixed-size storage (no heap): a plan holds at most kMaxDims dims, as every
+// tensor the ops accept does (CheckTensor), so building and dropping one
+// allocates nothing.
 struct OperandView {
   char* base = nullptr;  // data + offset * element size
   DType dtype = DType::kF32;
-  std::vector<int64_t> strides;  // in elements, one per plan dim (0 = broadcast)
   bool flat = false;             // contiguous over the whole plan in the compute dtype
+  int64_t strides[kMaxDims] = {};  // in elements, one per plan dim (0 = broadcast); plan.ndim of them
 };
 
 struct Plan {
   Op op = Op::kSeluBwd;
   OpParams params;
   DType dtype = DType::kF32;   // compute and output dtype
-  std::vector<int64_t> shape;  // coalesced output shape (at least one dim)
+  int ndim = 0;                // dims of shape (coalesced; at least one once built)
+  int64_t shape[kMaxDims] = {};  // coalesced output shape
   uint64_t numel = 0;
   OperandView g, x, out;
   KernelChoice kernel;         // the variant and its Split (ChooseKernel)
@@ -42,17 +45,23 @@ struct Plan {
 // view (numel, storage, spans, offsets and byte offsets, and the farthest
 // element phase two's walk steps to) must fit in int64, else 161002: once a
 // tensor passes, phase two's offset arithmetic cannot overflow. Returns a status.
-int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize);
+// report = false: the verdict only, no message (aclCreateTensor caches it:
+// aclTensor::checked_esize).
+int CheckTensor(const char* op, const char* name, const aclTensor* t, size_t esize, bool report = true);
 // Output views must not overlap themselves (a stride-0 or interleaved view).
-int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out);
-// NumPy broadcast of two shapes; returns a status.
-int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, std::vector<int64_t>* out);
+int CheckNoSelfOverlap(const char* op, const char* name, const aclTensor* out, bool report = true);
+// NumPy broadcast of two shapes (each at most kMaxDims dims: CheckTensor)
+// into out[0..*ndim); returns a status.
+int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, int64_t out[kMaxDims], size_t* ndim);
 
 // Fills plan.shape/operands from out's shape and the two inputs (each
 // broadcast to it, all three passed CheckTensor), coalesces dims and picks
-// the kernel. names: g, x, out for messages. Returns a status.
+// the kernel. names: g, x, out for messages. Returns a status. Every field
+// the plan's use reads is written (a pooled executor's plan is reused).
+// same_dims: g, x and out have the same dims (phase one compared them), and
+// their dtypes are the plan's: the contiguous case may apply.
 int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
-              const aclTensor* out);
+              const aclTensor* out, bool same_dims_and_dtype);
 
 // Runs the plan; workspace holds plan.workspace bytes.
 void Execute(const Plan& plan, void* workspace);

@@ -8,6 +8,7 @@
 #include "actgrad/half.h"
 #include "runtime/error.h"
 #include "runtime/objects.h"
+#include "runtime/plan.h"
 
 using actgrad::rt::Fail;
 using actgrad::rt::RawEnum;
@@ -34,6 +35,26 @@ bool IsAclFormat(int32_t raw) {
     default: return false;
   }
 }
+
+void ComputeTensorFacts(aclTensor* t) {
+  DType dt;  // the element size phase one checks with: one of the ops' dtypes
+  const size_t esize = FromAclDataType(t->dtype, &dt) ? DTypeSize(dt) : 0;
+  t->checked_esize = esize > 0 && CheckTensor(nullptr, nullptr, t, esize, /*report=*/false) == 0 ? esize : 0;
+  t->no_self_overlap = CheckNoSelfOverlap(nullptr, nullptr, t, /*report=*/false) == 0;
+  t->zero_stride = std::find(t->strides.begin(), t->strides.end(), 0) != t->strides.end();
+  t->contiguous = false;
+  t->numel = 0;
+  if (t->checked_esize == 0 || std::find(t->dims.begin(), t->dims.end(), 0) != t->dims.end()) return;
+  uint64_t numel = 1;  // fits: CheckTensor passed
+  bool contiguous = true;
+  for (size_t i = t->dims.size(); i-- > 0;) {
+    if (t->dims[i] > 1 && t->strides[i] != int64_t(numel)) contiguous = false;
+    numel *= uint64_t(t->dims[i]);
+  }
+  t->contiguous = contiguous;
+  t->numel = numel;
+}
+
 }  // namespace actgrad::rt
 
 extern "C" {
@@ -67,6 +88,7 @@ aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, acl
   t->dtype = RawEnum(data_type);
   t->format = RawEnum(format);
   t->data = tensor_data;
+  actgrad::rt::ComputeTensorFacts(t);
   return t;
 }
 

@@ -29,7 +29,7 @@ struct Variant {
   std::string name;     // op.dtype.upcast.approx.uN.target[.nt]
   Op op;
   DType dtype;
-  std::string upcast;   // none | reg | staged | f16native | bf16cvt | gather | scalar
+  std::string upcast;   // none | reg | staged | f16native | bf16cvt | gather | bits | scalar
   std::string approx;   // op-specific approximation, "exact" if none
   int unroll;           // vectors per iteration
   std::string target;   // sse4 | avx2 | avx3 | avx512 | avx512bf16 | avx512fp16 | neon | sve | emu128 | scalar

@@ -189,8 +189,9 @@ std::vector<std::pair<std::string, OpParams>> ExtraParams(const Variant& v) {
     // 0.1, 1/3 and 0.3 have no fp16/bf16 representation (0.3 rounds up to
     // nearest-even in both); 1e-9 is below the smallest subnormal fp16;
     // 70000 is past the largest fp16.
+    // -0.5: an empty range (out = g); 1e-39: an fp32 denormal (a bf16 one).
     for (float l : {0.1f, 1.0f / 3.0f, 0.3f, 0.0f, 1e-9f, 2.0f, 70000.0f, std::numeric_limits<float>::infinity(),
-                    std::numeric_limits<float>::quiet_NaN()})
+                    std::numeric_limits<float>::quiet_NaN(), -0.5f, 1e-39f, 3.4e38f})
       add("lambd=" + Str(l), l, -1.0f);
   }
   if (v.op == Op::kLogitGrad) {
@@ -524,7 +525,9 @@ TEST(NativeList, NamesFieldsAndSupport) {
     // The target names the ISA extension the variant's kernel file needs.
     const std::string target = v.upcast == "f16native" ? "avx512fp16" : v.upcast == "bf16cvt" ? "avx512bf16" : "avx512";
     EXPECT_EQ(v.target, target) << v.name;
-    EXPECT_TRUE(v.upcast == "f16native" || v.upcast == "bf16cvt" || v.upcast == "reg" || v.upcast == "gather") << v.name;
+    EXPECT_TRUE(v.upcast == "f16native" || v.upcast == "bf16cvt" || v.upcast == "reg" || v.upcast == "gather" ||
+                v.upcast == "bits")
+        << v.name;
     EXPECT_NE(v.fn, nullptr);
     EXPECT_TRUE(v.dtype == DType::kF16 || v.dtype == DType::kBF16);
     EXPECT_TRUE(v.unroll == 1 || v.unroll == 2 || v.unroll == 4);
@@ -549,7 +552,7 @@ TEST(NativeList, NamesFieldsAndSupport) {
       // AVX512_BF16 is enough: AVX512-FP16 is not required (Zen 4).
       EXPECT_EQ(v.supported, bf16) << v.name;
     }
-    if (v.upcast == "reg" || v.upcast == "gather") {
+    if (v.upcast == "reg" || v.upcast == "gather" || v.upcast == "bits") {
       EXPECT_EQ(v.supported, avx512) << v.name;
     }
   }

@@ -114,6 +114,7 @@ void AppendNativeVariants(std::vector<Variant>* out) {
   AppendTable(native::kBF16CvtTable, cpu, out);
   AppendTable(native::kF16RegTable, cpu, out);
   AppendTable(native::kGatherTable, cpu, out);
+  AppendTable(native::kBitsTable, cpu, out);
 }
 
 }  // namespace actgrad

@@ -7,6 +7,7 @@
 //   native_f16reg.cc  "avx512": fp16 via fp32 with vcvtph2ps/vcvtps2ph (upcast "reg")
 //   native_gather.cc  "avx512": 16-bit ops through exact 65,536-entry factor tables
 //                     (upcast "gather", kernels/variants/factor_tables.h)
+//   native_bits.cc    "avx512": Softshrink on the 16-bit patterns (upcast "bits")
 //
 // Build: kernels/CMakeLists.txt gives each kernel file its flags (AVX-512
 // F/BW/VL/DQ, FMA, F16C, plus -mbmi -mbmi2 -mpclmul -maes that make Highway's

@@ -31,6 +31,7 @@ struct VariantAccuracy {
   double claim_allowance = 0; // what g1_max_err is compared with (claim + output rounding)
   bool meets_claim = false;   // claim > 0: g1_max_err <= claim_allowance; claim == 0: pass
   double seconds = 0;         // wall time of the check
+  std::string source;         // "" = this run; else the run it was kept from (--keep): "machine, date"
 };
 
 // Unit roundoff of the output dtype (2^-24, 2^-11, 2^-8; 0 for integers):

@@ -123,6 +123,7 @@ J ResultJson(const VariantAccuracy& r) {
   j["meets_claim"] = r.meets_claim;
   j["g1_worst"] = r.g1_worst;
   j["first_failure"] = r.first_failure;
+  if (!r.source.empty()) j["source"] = r.source;
   return j;
 }
 
@@ -205,6 +206,7 @@ VariantAccuracy VariantAccuracyFromJson(const json& j) {
   r.special_mismatch = U64(j, "special_mismatch", where, false);
   r.over_hard_bound = U64(j, "over_hard_bound", where, false);
   r.first_failure = Str(j, "first_failure", where, false);
+  r.source = Str(j, "source", where, false);
   return r;
 }
 
@@ -255,7 +257,7 @@ AccuracyDocument AccuracyDocumentFromJson(const json& j) {
 size_t KeepEarlier(const AccuracyDocument& earlier, const std::vector<std::string>& known, AccuracyDocument* now,
                    size_t* dropped) {
   const std::set<std::string> is_known(known.begin(), known.end());
-  std::set<std::string> checked;
+  std::set<std::string> checked, kept_names;
   for (const auto& r : now->results) checked.insert(r.variant);
   size_t kept = 0;
   *dropped = 0;
@@ -267,16 +269,22 @@ size_t KeepEarlier(const AccuracyDocument& earlier, const std::vector<std::strin
     }
     now->results.push_back(r);
     checked.insert(r.variant);
+    kept_names.insert(r.variant);
     ++kept;
   }
   // A kept result replaces this run's "not run" entry of the same variant.
   std::erase_if(now->not_run, [&](const VariantAccuracy& r) { return checked.count(r.variant) > 0; });
-  if (kept > 0)
-    now->kept_from.push_back(std::to_string(kept) + " results of " + earlier.machine_id + " (" +
-                             (earlier.cpu_model.empty() ? "unknown CPU" : earlier.cpu_model) + "), " + earlier.date +
-                             ", seed " + std::to_string(earlier.seed) + ", fp32 values per case " +
-                             std::to_string(earlier.fp32_count));
-  for (const auto& k : earlier.kept_from) now->kept_from.push_back(k + " (kept by that run)");
+  // kept_from: how many results each original run contributed.
+  std::map<std::string, size_t> by_source;
+  for (auto& r : now->results) {
+    if (r.source.empty() && !kept_names.count(r.variant)) continue;  // checked by this run
+    if (r.source.empty())
+      r.source = earlier.machine_id + " (" + (earlier.cpu_model.empty() ? "unknown CPU" : earlier.cpu_model) +
+                 "), " + earlier.date;
+    ++by_source[r.source];
+  }
+  now->kept_from.clear();
+  for (const auto& [source, n] : by_source) now->kept_from.push_back(std::to_string(n) + " results of " + source);
   SortResults(&now->results);
   return kept;
 }

@@ -48,15 +48,16 @@ struct AccuracyDocument {
   std::vector<VariantAccuracy> results;  // run == true
   std::vector<VariantAccuracy> not_run;  // run == false (only name/op/dtype/target/first_failure)
   // Where results not checked by this run came from (--keep): one line per
-  // earlier document, e.g. "412 results of genuineintel-6-167, 2026-11-25T09:01:55Z".
+  // original run, e.g. "412 results of genuineintel-6-167 (Intel ...), 2026-11-25T09:01:55Z".
   std::vector<std::string> kept_from;
 };
 
 // --keep: the results of `earlier` for variants `now` did not check (absent
 // from it, or "not run" on this CPU) are carried over, so a run on a CPU that
 // lacks a target, or a --filter run, updates only what it checked. Variants
-// not in `known` (renamed or removed since) are dropped. kept_from records
-// the earlier document's machine and date. Returns how many were kept;
+// not in `known` (renamed or removed since) are dropped. Each kept result
+// names the run that checked it (`source`, carried through later --keep
+// runs), and kept_from counts them per run. Returns how many were kept;
 // *dropped counts the unknown ones.
 size_t KeepEarlier(const AccuracyDocument& earlier, const std::vector<std::string>& known, AccuracyDocument* now,
                    size_t* dropped);

@@ -160,6 +160,17 @@ TEST(Results, KeepEarlierCarriesOverUncheckedVariants) {
   EXPECT_NE(now.kept_from[0].find("1 results of genuineintel-6-143"), std::string::npos) << now.kept_from[0];
   const AccuracyDocument back = AccuracyDocumentFromJson(nlohmann::json::parse(ToJsonText(now)));
   EXPECT_EQ(back.kept_from, now.kept_from);
+  // A second --keep run names the original run, not the one in between.
+  AccuracyDocument later;
+  later.machine_id = "authenticamd-25-17";
+  later.date = "2026-11-27T00:00:00Z";
+  size_t dropped2 = 0;
+  EXPECT_EQ(KeepEarlier(back, known, &later, &dropped2), 2u);
+  ASSERT_EQ(later.kept_from.size(), 2u);  // one per original run
+  const std::string lines = later.kept_from[0] + "\n" + later.kept_from[1];
+  EXPECT_NE(lines.find("1 results of genuineintel-6-143 ("), std::string::npos) << lines;
+  EXPECT_NE(lines.find("), 2026-11-20"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("1 results of authenticamd-25-17"), std::string::npos) << lines;
   EXPECT_NE(ToMarkdown(now).find("kept from an earlier run"), std::string::npos);
 }
 

@@ -51,7 +51,8 @@ int VariantIndex(std::string_view name);
 // untuned default takes the best supported one, the tuner's prior order too.
 int TargetRank(std::string_view target);
 // The portable default for (op, dtype, gelu mode): best supported target,
-// register upcast, the most accurate approximation, unroll 2, plain stores.
+// register upcast (or bf16cvt), the most accurate approximation, unroll 2,
+// plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
 
 // Builds what the variant reads besides its operands (a factor table) now,

@@ -58,7 +58,9 @@ const Variant* FindVariant(std::string_view name) {
 }
 
 // The untuned default: the accurate reference-grade approximation for each
-// op on the widest supported target, register upcast, unroll 2, plain stores.
+// op on the widest supported target, register upcast (bf16cvt is one: bf16
+// widened in registers, rounded back by the native AVX512_BF16 conversion),
+// unroll 2, plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode) {
   const char* approx = "exact";
   if (op == Op::kGeluBwd) approx = mode == GeluApprox::kTanh ? "tanh_hwy" : "erf_as";
@@ -67,7 +69,7 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode) {
   for (const Variant& v : Variants()) {
     if (v.op != op || v.dtype != dtype || !v.supported || v.nt_stores || v.gelu_mode != mode) continue;
     if (v.target != "scalar" && (v.approx != approx || v.unroll != 2 ||
-                                 (v.upcast != "none" && v.upcast != "reg")))
+                                 (v.upcast != "none" && v.upcast != "reg" && v.upcast != "bf16cvt")))
       continue;
     if (!best || TargetRank(v.target) < TargetRank(best->target)) best = &v;
   }

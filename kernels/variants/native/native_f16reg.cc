@@ -61,6 +61,11 @@ constexpr KernelEntry kEntries[] = {
           hwyops::GeluGradErfPw5::kClaimedMaxErr),
     ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradTanhPw5>, "tanh_pw5", GeluApprox::kTanh,
           hwyops::GeluGradTanhPw5::kClaimedMaxErr),
+    // Piecewise on 32 half-unit segments (native_f32_ops.h); degree 3 (7.1e-4) is bf16-only.
+    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluErfPw4h, "erf_pw4h",
+          GeluApprox::kNone, 2.3e-5),
+    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluTanhPw4h, "tanh_pw4h",
+          GeluApprox::kTanh, 2.3e-5),
     ACTGRAD_NATIVE_F16REG_FAMILY(Op::kLogitGrad, HwyLogit<hwyops::DivRcpNR>, "rcp_nr", GeluApprox::kNone,
           hwyops::DivRcpNR::kClaimedMaxErr),
 };

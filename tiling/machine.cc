@@ -8,6 +8,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 namespace actgrad {
@@ -48,9 +50,12 @@ std::string IsaFamily() {
   if (__builtin_cpu_supports("sse4.2")) return "x86-sse4";
   return "generic";
 #elif defined(__aarch64__)
-  std::ifstream in("/proc/cpuinfo");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find(" sve") != std::string::npos ? "arm-sve" : "arm-neon";
+  // The kernel's hardware capabilities (what Highway's dispatch reads), not
+  // /proc/cpuinfo: under QEMU user emulation that file is the host's.
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1UL << 22)
+#endif
+  return (getauxval(AT_HWCAP) & HWCAP_SVE) ? "arm-sve" : "arm-neon";
 #else
   return "generic";
 #endif

@@ -16,10 +16,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <string>
 #include <vector>
+
+#if defined(__aarch64__)
+#include <sys/prctl.h>
+#endif
 
 #include "tools/accuracy/inputs.h"
 #include "tools/accuracy/results.h"
@@ -474,6 +479,35 @@ TEST(KernelList, NamesAreUniqueAndFieldsConsistent) {
     EXPECT_EQ(VariantIndex(v.name), &v - Variants().data()) << v.name;
   }
   EXPECT_EQ(FindVariant("no.such.variant"), nullptr);
+}
+
+// Which SIMD target the untuned default (what the API runs without a tuned
+// table) took on this CPU. scripts/test-arm sets ACTGRAD_EXPECT_TARGET (and
+// ACTGRAD_EXPECT_SVE_BITS) per emulated CPU, so a run that silently falls back
+// to another target (or another vector length) fails; without them it only
+// reports the choice.
+TEST(KernelList, DefaultVariantsTakeTheExpectedTarget) {
+  const char* expect = std::getenv("ACTGRAD_EXPECT_TARGET");
+  int checked = 0;
+  for (const test::VariantGroup& g : test::VariantGroups()) {
+    for (GeluApprox mode : {GeluApprox::kNone, GeluApprox::kTanh}) {  // GELU: erf, tanh
+      if (g.op != Op::kGeluBwd && mode != GeluApprox::kNone) continue;
+      const Variant* v = DefaultVariant(g.op, g.dtype, mode);
+      ASSERT_NE(v, nullptr) << OpName(g.op) << " " << DTypeName(g.dtype);
+      std::printf("[  DEFAULT ] %s\n", v->name.c_str());
+      // Integer SELU has only the scalar variant.
+      if (expect && *expect && v->target != "scalar") EXPECT_EQ(v->target, expect) << v->name;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+#if defined(__aarch64__)
+  const char* bits = std::getenv("ACTGRAD_EXPECT_SVE_BITS");
+  if (bits && *bits) {
+    const int vl = prctl(PR_SVE_GET_VL);  // bytes in the low 16 bits; < 0 without SVE
+    EXPECT_EQ(vl < 0 ? 0 : (vl & PR_SVE_VL_LEN_MASK) * 8, std::atoi(bits)) << "SVE vector length in bits";
+  }
+#endif
 }
 
 }  // namespace

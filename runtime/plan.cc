@@ -11,6 +11,7 @@
 #include "runtime/objects.h"
 #include "tiling/dispatch.h"
 #include "variants/thread_pool.h"
+#include "variants/variant.h"
 
 namespace actgrad::rt {
 
@@ -241,6 +242,8 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
     if (const int st = GeneralPlan(op, names, plan, t)) return st;
   const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
   plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
+  // A factor-table variant builds its table now, not in its first phase two.
+  if (plan->kernel.variant) PrepareVariant(*plan->kernel.variant, plan->params);
   // Gather buffers: one block per operand per thread (none when nothing runs).
   plan->workspace = 0;
   if (!fast && plan->numel > 0 &&

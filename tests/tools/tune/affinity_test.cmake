@@ -41,9 +41,17 @@ foreach(tag 0 01)
   set(threads_${tag} ${CMAKE_MATCH_1})
   message("t${tag}.json on two cores at 16M: ${out}")
 endforeach()
-if(NOT threads_01 EQUAL 2)
-  message(FATAL_ERROR "the two-core table runs 16M on ${threads_01} threads (expected 2)")
+# The one-core table's grain comes from its prior, not from timings: it must
+# use both cores at 16M whatever the machine is doing. The two-core table's
+# count is a measurement (a busy second vCPU can make one thread win, and a
+# test must not assert a timing): printed, and where it uses both cores the
+# one-core table must agree, as the issue asks.
+if(NOT threads_0 EQUAL 2)
+  message(FATAL_ERROR "the one-core table runs 16M on ${threads_0} threads on two cores (expected 2)")
 endif()
-if(NOT threads_0 EQUAL threads_01)
+if(threads_01 EQUAL 2 AND NOT threads_0 EQUAL threads_01)
   message(FATAL_ERROR "the one-core table runs 16M on ${threads_0} threads where the two-core table runs ${threads_01}")
+endif()
+if(NOT threads_01 EQUAL 2)
+  message("note: the two-core tune measured one thread faster at 16M (a loaded machine?); not a failure")
 endif()

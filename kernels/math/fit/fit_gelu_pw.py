@@ -47,11 +47,10 @@ def f_tanh(x):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dv
 
 
-def fit_segment(f, k, deg, pts=1500):
-    lo = k - 8.0
-    u = np.linspace(-0.5, 0.5, pts)
-    x = lo + 0.5 + u
-    y = f(x)
+def minimax(u, y, deg):
+    """Coefficients c_0..c_deg of sum c_j u^j minimizing the largest weighted
+    error w |p(u) - y|, w = 1 / max(|y|, 1/16) (linear programming)."""
+    pts = len(u)
     w = 1.0 / np.maximum(np.abs(y), 1 / 16)
     # minimize e subject to |w (sum c_j u^j - y)| <= e
     V = np.vander(u, deg + 1, increasing=True)
@@ -65,20 +64,14 @@ def fit_segment(f, k, deg, pts=1500):
     return r.x[:-1]
 
 
+def fit_segment(f, k, deg, pts=1500):
+    u = np.linspace(-0.5, 0.5, pts)
+    return minimax(u, f(k - 8.0 + 0.5 + u), deg)
+
+
 def fit_half_segment(f, k, deg, pts=1500):
     u = np.linspace(0.0, 1.0, pts)
-    x = (k + u) / 2 - 8.0
-    y = f(x)
-    w = 1.0 / np.maximum(np.abs(y), 1 / 16)
-    V = np.vander(u, deg + 1, increasing=True)
-    A = np.vstack([np.hstack([w[:, None] * V, -np.ones((pts, 1))]),
-                   np.hstack([-w[:, None] * V, -np.ones((pts, 1))])])
-    b = np.concatenate([w * y, -w * y])
-    c = np.zeros(deg + 2)
-    c[-1] = 1
-    r = linprog(c, A_ub=A, b_ub=b, bounds=[(None, None)] * (deg + 2), method="highs")
-    assert r.success, r.message
-    return r.x[:-1]
+    return minimax(u, f((k + u) / 2 - 8.0), deg)
 
 
 def eval_f32_half(coefs, x):

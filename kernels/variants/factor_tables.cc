@@ -17,27 +17,21 @@
 namespace actgrad {
 namespace {
 
-float FloatOfBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // What the table holds for one x: see factor_tables.h.
 float Entry(Op op, double x, const OpParams& p) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // An output that does not depend on g (NaN g gives a number) is a constant:
   // the spec's zero regions.
   const double fixed = ref::Reference(op, nan, x, p);
-  if (!std::isnan(fixed)) return FloatOfBits(kFactorZero);
+  if (!std::isnan(fixed)) return BitsFloat(kFactorZero);
   const double f = ref::Reference(op, 1.0, x, p);
-  if (std::isnan(f)) return FloatOfBits(0x7FC00000u);
+  if (std::isnan(f)) return BitsFloat(0x7FC00000u);
   if (std::isinf(f)) return float(f);
-  if (std::fabs(f) > double(FLT_MAX)) return FloatOfBits(kFactorSlow);
+  if (std::fabs(f) > double(FLT_MAX)) return BitsFloat(kFactorSlow);
   // Below FLT_MIN the fp32 factor loses precision or becomes 0, which a bf16
   // g up to 2^128 would show, and an infinite g too (Inf * 0 is NaN where the
   // reference has +-Inf).
-  if (f != 0.0 && std::fabs(f) < double(FLT_MIN)) return FloatOfBits(kFactorSlow);
+  if (f != 0.0 && std::fabs(f) < double(FLT_MIN)) return BitsFloat(kFactorSlow);
   return float(f);
 }
 
@@ -57,11 +51,7 @@ float RoundToOdd(double d) {
   float f = float(d);
   if (std::isnan(d) || std::isinf(d) || double(f) == d) return f;
   if (std::fabs(double(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u |= 1u;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return BitsFloat(FloatBits(f) | 1u);
 }
 
 int DTypeSlot(DType d) { return d == DType::kF16 ? 0 : 1; }

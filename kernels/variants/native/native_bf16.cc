@@ -45,18 +45,9 @@ struct BF16Cvt {
     const __m512i packed = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(r_odd, r_even));
     return _mm512_permutexvar_epi16(interleave, packed);
   }
-  // Round to nearest even on the bit patterns (exact for subnormals too); NaN
-  // becomes a quiet NaN as with vcvtne2ps2bf16.
-  static ACTGRAD_NATIVE_INLINE __m512i RoundBits(__m512 r) {
-    const __m512i u = _mm512_castps_si512(r);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb);
-    const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
-    return _mm512_mask_or_epi32(rounded, nan, u, _mm512_set1_epi32(0x00400000));
-  }
   ACTGRAD_NATIVE_INLINE __m512i RoundByInteger(__m512 r_even, __m512 r_odd) const {
-    const __m512i even = _mm512_srli_epi32(RoundBits(r_even), 16);
-    const __m512i odd = _mm512_and_si512(RoundBits(r_odd), hi_mask);
+    const __m512i even = _mm512_srli_epi32(RoundToBF16Bits(r_even), 16);
+    const __m512i odd = _mm512_and_si512(RoundToBF16Bits(r_odd), hi_mask);
     return _mm512_or_si512(even, odd);
   }
 };

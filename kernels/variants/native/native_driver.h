@@ -88,6 +88,17 @@ void Kernel(const KernelArgs& a) {
   if (streamed) _mm_sfence();
 }
 
+// fp32 lanes rounded to bf16 to nearest even on the bit patterns (exact for
+// subnormals, which vcvtne2ps2bf16 flushes); NaN becomes a quiet NaN. The
+// bf16 is in the high 16 bits of each 32-bit lane.
+ACTGRAD_NATIVE_INLINE __m512i RoundToBF16Bits(__m512 r) {
+  const __m512i u = _mm512_castps_si512(r);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb);
+  const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
+  return _mm512_mask_or_epi32(rounded, nan, u, _mm512_set1_epi32(0x00400000));
+}
+
 // ---- scalar IEEE binary16 helpers (own copies: see the note at the top) ----
 inline uint32_t F32Bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline float BitsF32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }

@@ -39,15 +39,8 @@ struct Lanes16<DType::kBF16> {
   static ACTGRAD_NATIVE_INLINE __m512 Widen(__m256i h) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
-  // Round to nearest even on the bit patterns (exact for subnormals too); NaN
-  // becomes a quiet NaN.
   static ACTGRAD_NATIVE_INLINE __m256i Narrow(__m512 r) {
-    const __m512i u = _mm512_castps_si512(r);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb);
-    const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
-    rounded = _mm512_mask_or_epi32(rounded, nan, u, _mm512_set1_epi32(0x00400000));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(RoundToBF16Bits(r), 16));
   }
 };
 

@@ -1,11 +1,15 @@
 // actgrad-bench: the shipping path, through the public aclnn API exactly as a
 // CANN program calls it (acl/acl.h, aclnnop/aclnn_*.h, the shared library).
 //   api/<op>.<dtype>.<layout>.<phase>/n:N/thr:T/place:K
-//     layout: contig  g, x, out contiguous, shape [n]
-//             strided g and x 4-d non-contiguous views [n/1024, 4, 4, 64] whose
-//                     dims 1 and 2 are swapped in storage; out contiguous
-//             bcast   (GELU, Softshrink) g and out [n/64, 64], self [n/64, 1]
-//                     broadcast along the inner dimension
+//     layout: contig      g, x, out contiguous, shape [n]
+//             strided     g and x 4-d non-contiguous views [n/1024, 4, 4, 64]
+//                         whose dims 1 and 2 are swapped in storage; out
+//                         contiguous
+//             bcast       (GELU, Softshrink) g and out [n/64, 64], self
+//                         [n/64, 1] broadcast along the inner dimension
+//             transposed  g and x [n/1024, 1024] storages viewed as their
+//                         transpose [1024, n/1024]; out contiguous
+//             (the views: bench/common/layouts.h, shared with the peers)
 //     phase:  phase1  aclnnXxxGetWorkspaceSize + aclDestroyAclOpExecutor
 //                     (reads and writes no tensor data: bytes_per_second = 0,
 //                     items_per_second = calls per second)
@@ -15,7 +19,10 @@
 //                     complete call as a CANN program makes it
 //     thr:    omp_set_num_threads(T) before the calls: the library's dispatch
 //             uses up to T threads (it may choose fewer for small n)
-// plus roof/... and peer/... as in actgrad-bench-variants.
+// plus roof/... and peer/... as in actgrad-bench-variants, and the peers that
+// compute on views (PyTorch) on the same views as the API:
+//   peer/<peer>.<op>.<dtype>.<layout>/n:N/thr:T/place:K (layout != contig),
+// each checked once against the API's result on the same view.
 #include <omp.h>
 
 #include <cstdio>
@@ -47,15 +54,8 @@ namespace {
 
 aclrtStream g_stream = nullptr;
 
-enum class Layout { kContig, kStrided, kBcast };
-const char* LayoutName(Layout l) {
-  switch (l) {
-    case Layout::kContig: return "contig";
-    case Layout::kStrided: return "strided";
-    case Layout::kBcast: return "bcast";
-  }
-  return "?";
-}
+using ab::Layout;
+using ab::LayoutName;
 enum class Phase { kPhase1, kPhase2, kBoth };
 const char* PhaseName(Phase p) {
   switch (p) {
@@ -66,28 +66,9 @@ const char* PhaseName(Phase p) {
   return "?";
 }
 
-constexpr int64_t kBcastInner = 64;
-
-bool LayoutFits(Layout l, size_t n) {
-  switch (l) {
-    case Layout::kContig: return n > 0;
-    case Layout::kStrided: return n >= 1024 && n % 1024 == 0;
-    case Layout::kBcast: return n >= static_cast<size_t>(kBcastInner) && n % kBcastInner == 0;
-  }
-  return false;
-}
-
-// Bytes read + written by one call (logical: each element of each operand once).
-double CallBytes(Layout l, DType dt, size_t n) {
-  const double es = static_cast<double>(actgrad::DTypeSize(dt));
-  if (l == Layout::kBcast) return es * (2.0 * static_cast<double>(n) + static_cast<double>(n / kBcastInner));
-  return 3.0 * es * static_cast<double>(n);
-}
-
 // Tensors and scalars of one case over the cached operands of (op, dtype, n)
-// (the same buffers as the variant and peer benchmarks: the strided view
-// reads the same n elements in another order, the broadcast self is the
-// first n/64 elements of x).
+// (the same buffers and views as the variant and peer benchmarks:
+// bench/common/layouts.h).
 struct Case {
   Op op;
   DType dt;
@@ -122,40 +103,14 @@ std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n, const a
   void* x = c->ops->x;
   void* out = c->ops->out;
   const aclDataType at = ToAclDataType(dt);
-  const int64_t len = static_cast<int64_t>(n);
-  switch (layout) {
-    case Layout::kContig: {
-      const int64_t dims[1] = {len};
-      const int64_t strides[1] = {1};
-      c->tg = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, g);
-      c->tx = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, x);
-      c->tout = aclCreateTensor(dims, 1, at, strides, 0, ACL_FORMAT_ND, dims, 1, out);
-      break;
-    }
-    case Layout::kStrided: {
-      // Storage [a, c, b, d] contiguous; the view [a, b, c, d] swaps dims 1, 2.
-      const int64_t a = len / 1024, b = 4, cc = 4, d = 64;
-      const int64_t view[4] = {a, b, cc, d};
-      const int64_t storage[4] = {a, cc, b, d};
-      const int64_t vstrides[4] = {cc * b * d, d, b * d, 1};
-      const int64_t cstrides[4] = {b * cc * d, cc * d, d, 1};
-      c->tg = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, g);
-      c->tx = aclCreateTensor(view, 4, at, vstrides, 0, ACL_FORMAT_ND, storage, 4, x);
-      c->tout = aclCreateTensor(view, 4, at, cstrides, 0, ACL_FORMAT_ND, view, 4, out);
-      break;
-    }
-    case Layout::kBcast: {
-      const int64_t rows = len / kBcastInner;
-      const int64_t full[2] = {rows, kBcastInner};
-      const int64_t fstrides[2] = {kBcastInner, 1};
-      const int64_t col[2] = {rows, 1};
-      const int64_t cstrides[2] = {1, 1};
-      c->tg = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, g);
-      c->tx = aclCreateTensor(col, 2, at, cstrides, 0, ACL_FORMAT_ND, col, 2, x);
-      c->tout = aclCreateTensor(full, 2, at, fstrides, 0, ACL_FORMAT_ND, full, 2, out);
-      break;
-    }
-  }
+  const ab::LayoutViews v = ab::ViewsOf(layout, n);
+  auto tensor = [at](const ab::View& w, void* data) {
+    return aclCreateTensor(w.dims.data(), w.dims.size(), at, w.strides.data(), 0, ACL_FORMAT_ND,
+                           w.storage_dims.data(), w.storage_dims.size(), data);
+  };
+  c->tg = tensor(v.g, g);
+  c->tx = tensor(v.x, x);
+  c->tout = tensor(v.out, out);
   c->lambd = aclCreateScalar(&c->lambd_value, ACL_FLOAT);
   return c;
 }
@@ -270,14 +225,15 @@ void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Ph
   if (phase == Phase::kPhase1)
     ab::SetCounters(state, seconds, 0.0, 1.0, n, t);
   else
-    ab::SetCounters(state, seconds, CallBytes(layout, dt, n), static_cast<double>(n), n, t);
+    ab::SetCounters(state, seconds, ab::LayoutCallBytes(layout, dt, n), static_cast<double>(n), n, t);
   ab::SetPlacement(state, place);
 }
 
 // Phase one on a small case of this kind succeeds (the op takes this dtype
 // and layout).
 bool Accepted(Op op, DType dt, Layout layout) {
-  const size_t n = 1024;
+  size_t n = 1024;
+  while (!ab::LayoutFits(layout, n)) n *= 2;
   auto c = MakeCase(op, dt, layout, n, actgrad::inputs::PlacementAt(0));
   if (!c->tg || !c->tx || !c->tout) return false;
   uint64_t size = 0;
@@ -287,21 +243,28 @@ bool Accepted(Op op, DType dt, Layout layout) {
   return st == ACLNN_SUCCESS;
 }
 
+// The peers' reference: one complete API call on the case's views, which
+// writes the out buffer of GetOperands(op, dt, n, place).
+bool Reference(Op op, DType dt, Layout layout, size_t n, const actgrad::inputs::Placement& place, std::string* why) {
+  auto c = MakeCase(op, dt, layout, n, place);
+  if (!c->tg || !c->tx || !c->tout) return *why = "aclCreateTensor failed", false;
+  return CallOnce(*c, why);
+}
+
 void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads) {
   constexpr Op kOps[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
   constexpr DType kTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
   for (Op op : kOps) {
     for (DType dt : kTypes) {
-      for (Layout layout : {Layout::kContig, Layout::kStrided, Layout::kBcast}) {
-        const bool broadcasting_op = op == Op::kGeluBwd || op == Op::kSoftshrinkBwd;
-        if (layout == Layout::kBcast && !broadcasting_op) continue;
+      for (Layout layout : ab::kLayouts) {
+        if (!ab::LayoutAppliesTo(layout, op)) continue;
         if (!Accepted(op, dt, layout)) continue;
         for (Phase phase : {Phase::kPhase1, Phase::kPhase2, Phase::kBoth}) {
           const std::string subject = std::string(actgrad::OpName(op)) + "." +
                                       std::string(actgrad::DTypeName(dt)) + "." + LayoutName(layout) + "." +
                                       PhaseName(phase);
           for (size_t n : sizes) {
-            if (!LayoutFits(layout, n)) continue;
+            if (!ab::LayoutFits(layout, n)) continue;
             for (int t : threads) {
               for (const auto& place : ab::SweepPlacements()) {
                 benchmark::RegisterBenchmark(
@@ -335,7 +298,7 @@ int main(int argc, char** argv) {
   const auto threads = ab::SweepThreads();
   ab::RegisterRoofBenchmarks(sizes, threads);
   RegisterApiBenchmarks(sizes, threads);
-  ab::RegisterPeerBenchmarks(sizes, threads);
+  ab::RegisterPeerBenchmarks(sizes, threads, Reference);
 
   ab::ContextInfo info;
   info.tiling_table = &actgrad::ActiveTableName != nullptr ? actgrad::ActiveTableName() : "unknown";

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "actgrad/types.h"
+#include "common/layouts.h"
 #include "tools/inputs/placement.h"
 
 namespace actgrad::bench {
@@ -157,9 +159,22 @@ std::string CompilerId();    // e.g. "GNU 12.2.0"
 // ---------------------------------------------------------------- registration
 // roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T/place:K for every size, thread count and placement.
 void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
+// Our API's result on a layout's views (layouts.h) over the operands of
+// GetOperands(op, dt, n, place), written into their out buffer: true, or
+// false with the reason in *why.
+using ReferenceFn = std::function<bool(Op op, DType dt, Layout layout, size_t n, const inputs::Placement& place,
+                                       std::string* why)>;
 // peer/<peer>.<op>.<dtype>/n:N/thr:T/place:K for every compiled peer, op and
-// dtype it supports, and every placement (the same operands as ours).
-void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
+// dtype it supports, and every placement (the same operands as ours). With a
+// reference (actgrad-bench: the API) also the peers that compute on views
+// (PyTorch) on the other layouts of layouts.h, on the same views as
+// api/<op>.<dtype>.<layout>: peer/<peer>.<op>.<dtype>.<layout>/n:N/thr:T/place:K,
+// bytes_per_second counted as the API benchmark of that layout counts them;
+// and then the first run of each PyTorch (op, dtype, layout, n) is checked
+// against the reference (SkipWithError on a mismatch: no timing of a wrong
+// computation).
+void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads,
+                            const ReferenceFn& reference = {});
 // "torch,dnnl" (or "none")
 std::string PeerNames();
 

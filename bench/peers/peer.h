@@ -4,12 +4,23 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "actgrad/types.h"
 
 namespace actgrad::peers {
+
+// One operand's view over the caller's buffer: dims and strides in elements
+// (offset 0), as at::from_blob / an aclTensor takes them.
+struct StridedView {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
+struct OperandViews {
+  StridedView g, x, out;
+};
 
 class Peer {
  public:
@@ -21,6 +32,22 @@ class Peer {
   // with `threads` threads. Returns an empty function when unsupported.
   virtual std::function<void()> Prepare(Op op, DType dtype, size_t n, const void* g, const void* x,
                                         void* out, const OpParams& p, int threads) = 0;
+  // The same on views of the caller's buffers (the benchmark layouts of
+  // bench/common/layouts.h: strided, transposed, a broadcast self). The
+  // peer computes on the views as they are (no copy to contiguous memory
+  // outside what its own kernels do). With copy_result, every call leaves
+  // its result in `out`'s view even where the peer computes it elsewhere
+  // (PyTorch's functional hardswish_backward): for checking, not timing.
+  // Returns an empty function when the peer cannot compute on these views
+  // (the default).
+  // PrepareViews computes on views (not only returns an empty function).
+  virtual bool HasViews() const { return false; }
+  virtual std::function<void()> PrepareViews(Op op, DType dtype, const OperandViews& v, const void* g,
+                                             const void* x, void* out, const OpParams& p, int threads,
+                                             bool copy_result) {
+    (void)op, (void)dtype, (void)v, (void)g, (void)x, (void)out, (void)p, (void)threads, (void)copy_result;
+    return {};
+  }
 };
 
 // The peers compiled into this binary (empty when none was found at configure time).

@@ -1,5 +1,5 @@
 // PyTorch's CPU kernels (libtorch / ATen) on our buffers, wrapped without a
-// copy (at::from_blob). Where ATen has a structured out= kernel we write into
+// copy (at::from_blob; on the benchmark views with their sizes and strides). Where ATen has a structured out= kernel we write into
 // the caller's `out` buffer (gelu, elu, softshrink, logit); hardswish_backward
 // has only the functional form in PyTorch 1.13 (its out= overload computes a
 // temporary and copies it), so that peer allocates its result per call as
@@ -154,6 +154,45 @@ class TorchPeer final : public Peer {
       at::Tensor o = to;
       Call(op, tg, tx, o, p);
     };
+  }
+
+  // at::from_blob with sizes and strides: ATen's TensorIterator takes the
+  // views as they are (its own strided loops, its own broadcasting of the
+  // [rows, 1] self in the binary out= kernels of GELU and Softshrink).
+  bool HasViews() const override { return true; }
+  std::function<void()> PrepareViews(Op op, DType dtype, const OperandViews& v, const void* g, const void* x,
+                                     void* out, const OpParams& p, int threads, bool copy_result) override {
+    if (!Supports(op, dtype, p)) return {};
+    at::ScalarType st;
+    ScalarTypeOf(dtype, &st);
+    const int t = threads < 1 ? 1 : threads;
+    at::set_num_threads(t);
+    const auto opts = at::TensorOptions().dtype(st);
+    try {
+      at::Tensor tg = at::from_blob(const_cast<void*>(g), v.g.dims, v.g.strides, opts);
+      at::Tensor tx = at::from_blob(const_cast<void*>(x), v.x.dims, v.x.strides, opts);
+      // A broadcast self ([rows, 1] against [rows, 64]) as a stride-0
+      // expanded view of the same storage: ATen's GELU backward takes the
+      // oneDNN (ideep) path for float and bf16, which requires self's shape
+      // to be grad's (a [rows, 1] self fails there with "could not create a
+      // primitive descriptor for a reorder primitive"); Softshrink's
+      // TensorIterator would broadcast it either way.
+      if (v.x.dims != v.g.dims) tx = tx.expand(v.g.dims);
+      at::Tensor to = at::from_blob(out, v.out.dims, v.out.strides, opts);
+      auto fn = [op, tg, tx, to, p, t, copy_result]() mutable {
+        if (at::get_num_threads() != t) at::set_num_threads(t);
+        at::Tensor o = to;
+        Call(op, tg, tx, o, p);
+        if (copy_result && !o.is_same(to)) to.copy_(o);
+      };
+      fn();  // ATen rejects what it cannot do here, not inside a timed loop
+      return fn;
+    } catch (const std::exception& e) {
+      if (std::getenv("ACTGRAD_BENCH_VERBOSE"))
+        std::fprintf(stderr, "torch peer: %s %s on views: %s\n", std::string(OpName(op)).c_str(),
+                     std::string(DTypeName(dtype)).c_str(), e.what());
+      return {};
+    }
   }
 
  private:

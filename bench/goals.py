@@ -32,6 +32,20 @@ The goals (issue 17; N = 16M, 64K and 4K elements):
       SELU, Hardswish and Softshrink >= 2x
   G4  N=4K, 1 thread, f32, through the API (phase one + phase two +
       synchronize: api/<op>.f32.contig.both): every op >= 1.5x PyTorch
+The goals of issue 21 (views: bench/common/layouts.h; API phase2 items/s):
+  V1  layouts strided (views whose innermost dimension is contiguous for 64
+      elements) and bcast (a [n/64, 1] self broadcast along rows): >= 80 %
+      of the contiguous API's speed (api/<op>.<dtype>.contig.phase2, same
+      n and threads) at 64K and 16M, 1 and 2 threads, every op (bcast: the
+      ops that broadcast) and float dtype
+  V2  layout transposed (a 2-D transpose: [n/1024, 1024] storages viewed as
+      [1024, n/1024]): >= 50 % of the contiguous speed at 16M, 1 and 2 threads;
+      V2p >= 1.5x PyTorch on the same view (peer/torch.<op>.<dtype>.transposed)
+      at 64K and 16M, 1 and 2 threads
+  V3  every layout (contig included), size and thread count measured: >= 1x
+      PyTorch on the same view (peer/torch.<op>.<dtype>[.<layout>])
+  (fp16 without a PyTorch kernel: against its bf16 kernel on the same view,
+  as in G3.) Rows appear for the cases in the results only.
 The verdict uses the shipping kernel: api/<op>.<dtype>.contig.phase2 (the
 library's own choice of variant, threads and chunk, through the public API;
 phase one, the per-call planning, is shown apart as `both`). The best variant
@@ -56,6 +70,7 @@ from reports.names import strip_placement  # noqa: E402  (standard library only,
 NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
 OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
 FLOAT_DTYPES = ["f32", "f16", "bf16"]
+LAYOUTS = ["contig", "strided", "bcast", "transposed"]  # bench/common/layouts.h
 N16M = 16 * 1024 * 1024
 N64K = 64 * 1024
 N4K = 4 * 1024
@@ -177,22 +192,26 @@ class Figures:
                 best = (subject, e)
         return best
 
-    def peer(self, name, op, dt, n, thr):
-        return self.idx["peer"].get((f"{name}.{op}.{dt}", n, thr))
+    def peer(self, name, op, dt, n, thr, layout="contig"):
+        """peer/<name>.<op>.<dt>/... (contig) or peer/<name>.<op>.<dt>.<layout>/... (the same views as
+        api/<op>.<dt>.<layout>)."""
+        suffix = "" if layout == "contig" else f".{layout}"
+        return self.idx["peer"].get((f"{name}.{op}.{dt}{suffix}", n, thr))
 
     def peers(self):
         return sorted({s.split(".")[0] for (s, _, _) in self.idx["peer"]})
 
-    def faster_peer(self, op, dt, n, thr, only=None):
-        """(peer label, items/s) of the faster peer (or of peer `only`); fp16
-        falls back to the peers' bf16 kernels, then to their f32 ones."""
+    def faster_peer(self, op, dt, n, thr, only=None, layout="contig"):
+        """(peer label, items/s) of the faster peer (or of peer `only`) on the
+        layout's views; fp16 falls back to the peers' bf16 kernels, then to
+        their f32 ones."""
         fallbacks = ((dt, ""), ("bf16", " vs bf16"), ("f32", " vs f32")) if dt == "f16" else ((dt, ""), ("f32", " vs f32"))
         for d, note in fallbacks:
             cands = []
             for p in self.peers():
                 if only and p != only:
                     continue
-                e = self.peer(p, op, d, n, thr)
+                e = self.peer(p, op, d, n, thr, layout)
                 if e:
                     cands.append((e["median"]["items_per_second"], p + note))
             if cands:
@@ -246,8 +265,13 @@ def pct_same_bytes(e):
     return None
 
 
+def fmt_num(v, spec):
+    """v formatted, or "?" when it cannot be computed (no roof figure and no counter)."""
+    return "?" if v is None else format(v, spec)
+
+
 def fmt_pct(e):
-    if not e:
+    if not e or pct(e) is None:
         return "-"
     s = f"{pct(e):.0f} %"
     same = pct_same_bytes(e)
@@ -270,18 +294,19 @@ def goal_rows(F):
         best_v = pct(best[1]) if best else None
         verdict = verdict_of(ship_v, best_v, target)
         rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr, target=f">= {target:.0f} % of limit",
-                         shipping=(f"{ship_v:.0f} % ({gbps(ship):.1f} GB/s)" if ship else "-"),
-                         both=(f"{pct(both):.0f} %" if both else "-"),
-                         best=(f"{best_v:.0f} % {best[0]}" if best else "-"),
+                         shipping=(f"{fmt_num(ship_v, '.0f')} % ({gbps(ship):.1f} GB/s)" if ship else "-"),
+                         both=(f"{fmt_num(pct(both), '.0f')} %" if both else "-"),
+                         best=(f"{fmt_num(best_v, '.0f')} % {best[0]}" if best else "-"),
                          cv=(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
                          verdict=verdict))
 
-    def ratio_goal(goal, op, dt, n, thr, target, phase="phase2", only=None):
-        """items/s of the API (`phase`: phase2, or both for a whole call) over the faster peer's (or `only`'s)."""
-        ship = F.api(op, dt, n, thr, phase)
-        both = F.api(op, dt, n, thr, "both")
-        best = F.best_variant(op, dt, n, thr) if phase == "phase2" else None
-        label, peer_ips = F.faster_peer(op, dt, n, thr, only)
+    def ratio_goal(goal, op, dt, n, thr, target, phase="phase2", only=None, layout="contig"):
+        """items/s of the API (`phase`: phase2, or both for a whole call) over the faster peer's (or
+        `only`'s), both on the layout's views."""
+        ship = F.api(op, dt, n, thr, phase, layout)
+        both = F.api(op, dt, n, thr, "both", layout)
+        best = F.best_variant(op, dt, n, thr) if phase == "phase2" and layout == "contig" else None
+        label, peer_ips = F.faster_peer(op, dt, n, thr, only, layout)
         if not ship and not best:
             return
         if not peer_ips:
@@ -300,6 +325,23 @@ def goal_rows(F):
                          cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
                          verdict=verdict_of(r_ship, r_best, target)))
 
+    def contig_goal(goal, op, dt, n, thr, layout, target):
+        """items/s of the API on the layout's views as a % of the contiguous API's (phase2; both: the
+        same for whole calls)."""
+        ship = F.api(op, dt, n, thr, layout=layout)
+        if not ship:
+            return
+        contig = F.api(op, dt, n, thr)
+        both, both_c = F.api(op, dt, n, thr, "both", layout), F.api(op, dt, n, thr, "both")
+        r = 100.0 * ship["median"]["items_per_second"] / contig["median"]["items_per_second"] if contig else None
+        r_both = (100.0 * both["median"]["items_per_second"] / both_c["median"]["items_per_second"]
+                  if both and both_c else None)
+        rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr, target=f">= {target:.0f} % of contig",
+                         shipping=(f"{r:.0f} % ({gbps(ship):.1f} GB/s)" if r is not None else "-"),
+                         both=(f"{r_both:.0f} %" if r_both is not None else "-"), best="-",
+                         cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship["cv"] else "-"),
+                         verdict=(verdict_of(r, None, target) if contig else "no contiguous figure")))
+
     for thr in (1, 2):
         for op in OPS:
             for dt in FLOAT_DTYPES:
@@ -315,6 +357,29 @@ def goal_rows(F):
             ratio_goal("G3", op, dt, N64K, 1, 3.0 if op in ("gelu_bwd", "logit_grad") else 2.0)
     for op in OPS:
         ratio_goal("G4", op, "f32", N4K, 1, 1.5, phase="both", only="torch")
+    # issue 21: views
+    for layout in ("strided", "bcast"):
+        for n in (N64K, N16M):
+            for thr in (1, 2):
+                for op in OPS:
+                    for dt in FLOAT_DTYPES:
+                        contig_goal(f"V1 {layout}", op, dt, n, thr, layout, 80.0)
+    for thr in (1, 2):
+        for op in OPS:
+            for dt in FLOAT_DTYPES:
+                contig_goal("V2 transposed", op, dt, N16M, thr, "transposed", 50.0)
+    for n in (N64K, N16M):
+        for thr in (1, 2):
+            for op in OPS:
+                for dt in FLOAT_DTYPES:
+                    if F.api(op, dt, n, thr, layout="transposed"):
+                        ratio_goal("V2p transposed", op, dt, n, thr, 1.5, only="torch", layout="transposed")
+    for layout in LAYOUTS:
+        cases = sorted({(s.split(".")[0], s.split(".")[1], n, thr) for (s, n, thr) in F.idx["api"]
+                        if s.endswith(f".{layout}.phase2") and s.split(".")[1] in FLOAT_DTYPES},
+                       key=lambda k: (k[2], k[3], OPS.index(k[0]) if k[0] in OPS else 9, dtype_rank(k[1])))
+        for op, dt, n, thr in cases:
+            ratio_goal(f"V3 {layout}", op, dt, n, thr, 1.0, only="torch", layout=layout)
     return rows
 
 
@@ -387,9 +452,15 @@ def layout_rows(F):
         if layout == "contig" or phase != "phase2":
             continue
         contig = F.api(op, dt, n, thr)
+        torch = F.peer("torch", op, dt, n, thr, layout)
         rows.append([op, dt, layout, size_label(n), thr, f"{gbps(e):.1f}", fmt_pct(e),
-                     f"{gbps(contig):.1f}" if contig else "-"])
-    return ["op", "dtype", "layout", "n", "thr", "GB/s", "% of limit", "GB/s contig"], rows
+                     f"{gbps(contig):.1f}" if contig else "-",
+                     f"{100 * e['median']['items_per_second'] / contig['median']['items_per_second']:.0f} %"
+                     if contig else "-",
+                     f"{e['median']['items_per_second'] / torch['median']['items_per_second']:.2f}x"
+                     if torch else "-"])
+    return ["op", "dtype", "layout", "n", "thr", "GB/s", "% of limit", "GB/s contig", "of contig",
+            "x torch (same view)"], rows
 
 
 def phase1_rows(F):
@@ -486,10 +557,17 @@ def report(args):
     met = sum(1 for r in rows if r["verdict"] == "met")
     print()
     print(f"{met} of {len(rows)} goals met.")
+    groups = {}
+    for r in rows:
+        g = groups.setdefault(r["goal"], [0, 0])
+        g[0] += r["verdict"] == "met"
+        g[1] += 1
+    if groups:
+        print("By goal: " + ", ".join(f"{g} {m} of {t}" for g, (m, t) in groups.items()) + ".")
     if args.figures:
         for title, (h, r) in (("Roofline (in-run limits)", roof_rows(F)),
                               ("Shipping path, contiguous (api ... contig.phase2)", figures_rows(F)),
-                              ("Strided and broadcast layouts (phase2)", layout_rows(F)),
+                              ("Views: strided, broadcast and transposed layouts (phase2)", layout_rows(F)),
                               ("Phase one", phase1_rows(F))):
             print()
             print(f"### {title}" if md else title)

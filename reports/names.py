@@ -1,6 +1,7 @@
 """Benchmark names of docs/conventions.md, parsed for display and grouping only.
 
-``<kind>/<subject>/n:<elements>/thr:<threads>`` with kinds variant, api, peer,
+``<kind>/<subject>/n:<elements>/thr:<threads>`` with kinds variant, api, peer
+(``peer/<peer>.<op>.<dtype>`` or, on a view, ``peer/<peer>.<op>.<dtype>.<layout>``),
 roof, and atlas (``atlas/<atlas variant>/n:N/tile:T``, modelled NPU time).
 Google Benchmark may append its own parts (``/repeats:5``, ``/real_time``,
 ``/threads:2``, a bare ``/1024`` argument); they are kept in ``extra``.
@@ -85,7 +86,7 @@ class Name:
             rest = self.subject.split(".")[2:]
             return ".".join(rest) or self.subject
         if self.kind == "peer":
-            return f"peer {self.peer}"
+            return f"peer {self.peer}" + ("" if self.layout in (None, "contig") else f" {self.layout}")
         if self.kind == "api":
             return f"api {self.layout}.{self.phase}"
         if self.kind == "atlas":
@@ -128,7 +129,11 @@ def parse(name):
         f = {k: v for k, v in zip(keys, sub)}
         f["nt"] = len(sub) > 6 and sub[6] == "nt"
     elif kind == "peer":
-        f = {k: v for k, v in zip(("peer", "op", "dtype"), sub)}
+        # peer/<peer>.<op>.<dtype> (contiguous) or peer/<peer>.<op>.<dtype>.<layout>: the peer on the
+        # same views as api/<op>.<dtype>.<layout> (bench/common/layouts.h)
+        f = {k: v for k, v in zip(("peer", "op", "dtype", "layout"), sub)}
+        if len(sub) >= 3:
+            f.setdefault("layout", "contig")
     elif kind == "api":
         f = {k: v for k, v in zip(("op", "dtype", "layout", "phase"), sub)}
     elif kind == "atlas":

@@ -44,6 +44,7 @@ class Point:
     gbps: float
     pct: float
     file: str
+    layout: str = None      # api and peer: contig, strided, bcast, transposed
 
 
 @dataclass
@@ -90,7 +91,7 @@ def collect(runs, notes):
             seen[b.name] = Point(kind=p.kind, name=b.name, series=p.series, label=p.label, op=p.op, dtype=p.dtype,
                                  n=p.n, thr=p.thr if p.thr is not None else 1, tile=p.tile,
                                  time_ns=b.center("real_time"), gbps=bps / 1e9 if bps else None, pct=pct,
-                                 file=run.path)
+                                 file=run.path, layout=p.layout)
     return list(seen.values())
 
 
@@ -361,7 +362,7 @@ def atlas_figures(points, outdir):
         groups[p.op or p.name.split("/")[1].split(".")[0]].append(p)
     cpu = defaultdict(list)
     for p in points:
-        if p.kind in ("variant", "peer") and p.time_ns and p.op:
+        if p.kind in ("variant", "peer") and p.time_ns and p.op and p.layout in (None, "contig"):
             cpu[p.op].append(p)
     for op in sorted(groups, key=_order):
         pts = groups[op]

@@ -29,7 +29,8 @@ def _best_table(points):
         key = (p.op, p.dtype, p.thr, p.n)
         if p.kind == "variant" and (key not in best or p.gbps > best[key].gbps):
             best[key] = p
-        elif p.kind == "peer" and (key not in peers or p.gbps > peers[key].gbps):
+        elif (p.kind == "peer" and p.layout in (None, "contig")  # the variants run contiguous
+              and (key not in peers or p.gbps > peers[key].gbps)):
             peers[key] = p
     rows = []
     for key in sorted(best, key=lambda k: (plots._order(k[0]), plots._dorder(k[1]), k[2], k[3])):

@@ -23,8 +23,10 @@ for n in opts.get("--actgrad_sizes", "65536").split(","):
         for op in OPS:
             for dt in DTYPES:
                 if prog == "actgrad-bench":
+                    layouts = ["contig", "strided", "transposed"] + (["bcast"] if op in ("gelu_bwd", "softshrink_bwd") else [])
                     names += [f"peer/torch.{op}.{dt}{tail}"]
-                    names += [f"api/{op}.{dt}.{layout}.{phase}{tail}" for layout in ("contig", "strided", "bcast")
+                    names += [f"peer/torch.{op}.{dt}.{layout}{tail}" for layout in layouts[1:]]
+                    names += [f"api/{op}.{dt}.{layout}.{phase}{tail}" for layout in layouts
                               for phase in ("phase1", "phase2", "both")]
                 else:
                     names += [f"variant/{op}.{dt}.reg.exact.u{u}.{tgt}{nt}{tail}" for u in (1, 2, 4)

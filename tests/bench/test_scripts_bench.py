@@ -103,6 +103,12 @@ def test_dry_run_lists_only_the_selection(env):
             else:
                 assert thr == 1
     assert kinds == {"roof", "api", "peer", "variant"}
+    # The views (issue 21): the API and PyTorch on the same views, at 64K and 16M; the contiguous peer at every size.
+    subjects = {s for _, s, _, _ in parse(api)}
+    for layout in ("strided", "bcast", "transposed"):
+        assert f"gelu_bwd.f32.{layout}.phase2" in subjects and f"torch.gelu_bwd.bf16.{layout}" in subjects, layout
+        assert f"gelu_bwd.f32.{layout}.both" not in subjects
+    assert "torch.gelu_bwd.f32" in subjects
     # The flags carry the selection.
     assert f"--actgrad_sizes={N64K},{N16M}" in r.stdout and "--actgrad_threads=1,2" in r.stdout
     assert "--benchmark_repetitions=2" in r.stdout  # per placement and process
@@ -148,6 +154,8 @@ def test_full_set_dry_run(env):
     subjects = {s for _, s, _, _ in names}
     assert "softshrink_bwd.f32.contig.phase1" in subjects          # phase one at every thread count
     assert "softshrink_bwd.f32.strided.both" in subjects           # every layout and phase
+    assert "softshrink_bwd.f32.transposed.both" in subjects
+    assert {"torch.softshrink_bwd.f32." + l for l in ("strided", "bcast", "transposed")} <= subjects  # peers on views
     assert any(s.endswith(".sse4") for s in subjects)              # every target
     assert {(n, t) for _, _, n, t in names} == {(1001, 2)}
     assert "--benchmark_repetitions=2" in r.stdout and "--benchmark_min_time=0.5" in r.stdout

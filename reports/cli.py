@@ -224,7 +224,7 @@ def parser():
     s.add_argument("--out", default=os.path.join(ROOT, "reports", "dashboard"), help="output directory "
                    "(default reports/dashboard); replaced as a whole")
     s.add_argument("--metric", choices=("real_time", "cpu_time"), default="real_time")
-    s.add_argument("--min-step", type=_pct, default=0.05, help="smallest relative step flagged (default 5%%)")
+    s.add_argument("--min-step", type=_pct, default=0.02, help="smallest relative step flagged (default 2%%)")
     s.add_argument("--min-segment", type=int, default=3, help="commits needed on each side of a step (default 3)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--machine", help="only this machine")

@@ -21,7 +21,7 @@ from . import atomic
 from .errors import InputError
 from .htmlutil import esc, page, table
 from .names import parse as parse_name
-from .stats import changepoints
+from .changepoint import DEFAULT_ALPHA, DEFAULT_MIN_STEP, analyse_series
 
 STATUS_OPEN = "open regression"
 
@@ -54,14 +54,20 @@ def _nice_ticks(lo, hi, n=5):
     return [round(i * step, 12) for i in range(start, max(end, start + 1) + 1)]
 
 
-def svg_chart(points, cps, title, metric_label="time"):
-    """Inline SVG: values over commits, segment medians, change points."""
+def _ok(v):
+    return v is not None and math.isfinite(v)
+
+
+def svg_chart(points, cps, title, metric_label="time", noise=(), excluded=()):
+    """Inline SVG: values over commits, segment medians, change points, noise changes (purple),
+    excluded points (grey crosses on the axis)."""
     W, H, L, R, T, B = 960, 380, 78, 24, 52, 96
     n = len(points)
     vals = [p.value for p in points]
-    unit, scale = _unit(max(vals))
-    ys = [v / scale for v in vals]
-    lo, hi = min(ys), max(ys)
+    good = [v for v in vals if _ok(v)] or [1.0]
+    unit, scale = _unit(max(good))
+    ys = [v / scale if _ok(v) else None for v in vals]
+    lo, hi = min(good) / scale, max(good) / scale
     pad = (hi - lo) * 0.08 or hi * 0.05 or 1.0
     ticks = _nice_ticks(max(0.0, lo - pad), hi + pad)
     y0, y1 = ticks[0], ticks[-1]
@@ -91,7 +97,9 @@ def svg_chart(points, cps, title, metric_label="time"):
     # segment medians
     bounds = [0] + [c.index for c in cps] + [n]
     for a, b in zip(bounds[:-1], bounds[1:]):
-        seg = sorted(ys[a:b])
+        seg = sorted(v for v in ys[a:b] if v is not None)
+        if not seg:
+            continue
         m = seg[len(seg) // 2] if len(seg) % 2 else (seg[len(seg) // 2 - 1] + seg[len(seg) // 2]) / 2
         o.append(f'<line class="level" x1="{X(a) - (3 if a else 0):.1f}" x2="{X(b - 1) + (3 if b < n else 0):.1f}" '
                  f'y1="{Y(m):.1f}" y2="{Y(m):.1f}" stroke="#f08c00" stroke-width="3" opacity="0.8"/>')
@@ -102,9 +110,33 @@ def svg_chart(points, cps, title, metric_label="time"):
                  f'stroke-dasharray="6 4" stroke-width="2"/>'
                  f'<text x="{x + 4:.1f}" y="{T + 14}" fill="{color}" font-weight="bold">'
                  f'{esc(points[c.index].commit[:10])} {c.change * 100:+.1f}%</text>')
-    path = " ".join(f"{'M' if i == 0 else 'L'}{X(i):.1f},{Y(v):.1f}" for i, v in enumerate(ys))
-    o.append(f'<path d="{path}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
+    for nc in noise:
+        if nc.kind == "variance":
+            x = (X(nc.index - 1) + X(nc.index)) / 2
+            o.append(f'<line class="noisechange" x1="{x:.1f}" x2="{x:.1f}" y1="{T}" y2="{H - B}" stroke="#7b1fa2" '
+                     f'stroke-dasharray="2 3" stroke-width="2"/><text x="{x + 4:.1f}" y="{T + 28}" fill="#7b1fa2">'
+                     f'noise {nc.after / nc.before if nc.before else float("inf"):.1f}x</text>')
+        else:
+            x0, x1 = X(nc.index), X(nc.end - 1)
+            o.append(f'<rect class="noisechange" x="{x0:.1f}" y="{T}" width="{max(x1 - x0, 2):.1f}" '
+                     f'height="{H - T - B}" fill="#7b1fa2" opacity="0.07"/>'
+                     f'<text x="{x0 + 4:.1f}" y="{T + 28}" fill="#7b1fa2">bimodal</text>')
+    path, pen = [], "M"
+    for i, v in enumerate(ys):
+        if v is None:
+            pen = "M"
+            continue
+        path.append(f"{pen}{X(i):.1f},{Y(v):.1f}")
+        pen = "L"
+    o.append(f'<path d="{" ".join(path)}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
+    for i in excluded:
+        x, y = X(i), H - B - 6
+        o.append(f'<path class="excluded" d="M{x - 4:.1f},{y - 4:.1f}L{x + 4:.1f},{y + 4:.1f}M{x - 4:.1f},{y + 4:.1f}'
+                 f'L{x + 4:.1f},{y - 4:.1f}" stroke="#777" stroke-width="2"><title>{esc(points[i].commit)}: '
+                 f'no value (failed or not a number), left out</title></path>')
     for i, (p, v) in enumerate(zip(points, ys)):
+        if v is None:
+            continue
         o.append(f'<circle cx="{X(i):.1f}" cy="{Y(v):.1f}" r="3.5" fill="#1565c0">'
                  f"<title>{esc(p.commit)} {esc(p.date)}: {v:.4g} {unit}</title></circle>")
     o.append(f'<text x="{L}" y="20" font-size="13" font-weight="bold">{esc(title)}</text>')
@@ -118,13 +150,14 @@ def svg_chart(points, cps, title, metric_label="time"):
     return "\n".join(o)
 
 
-def analyse(series, min_size=3, min_step=0.05, alpha=0.05):
-    """{(machine, name): dict(points, cps, status)}"""
+def analyse(series, min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA):
+    """{(machine, name): dict(points, cps, noise, excluded, status)}"""
     out = {}
     for key, pts in series.items():
         vals = [p.value for p in pts]
-        cps = changepoints(vals, min_size=min_size, min_step=min_step, alpha=alpha) if len(pts) >= 2 else []
-        if len(pts) < 2 * min_size:
+        a = analyse_series(vals, min_size=min_size, min_step=min_step, alpha=alpha)
+        cps = a.changes
+        if len(pts) - len(a.excluded) < 2 * min_size:
             status = "too few commits"
         elif not cps:
             status = "stable"
@@ -132,11 +165,11 @@ def analyse(series, min_size=3, min_step=0.05, alpha=0.05):
             status = STATUS_OPEN
         else:
             status = "improved"
-        out[key] = dict(points=pts, cps=cps, status=status)
+        out[key] = dict(points=pts, cps=cps, noise=a.noise, excluded=a.excluded, status=status)
     return out
 
 
-def build(db, out, metric="real_time", min_size=3, min_step=0.05, alpha=0.05, machine=None, name_filter=None):
+def build(db, out, metric="real_time", min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA, machine=None, name_filter=None):
     series = db.series(metric)
     if machine:
         series = {k: v for k, v in series.items() if k[0] == machine}
@@ -182,14 +215,24 @@ def _bench_page(name, per_m, metric):
         cls = "bad" if r["status"] == STATUS_OPEN else "good" if r["status"] == "improved" else ""
         b.append(f'<section id="{machine_anchor(m)}" class="machine"><h2>machine {esc(m)}</h2>')
         b.append(f'<p>Status: <span class="{cls}">{esc(r["status"])}</span>; {len(pts)} commits.</p>')
-        b.append(svg_chart(pts, cps, f"{name} on {m}", metric))
+        b.append(svg_chart(pts, cps, f"{name} on {m}", metric, r["noise"], r["excluded"]))
         if cps:
             b.append(table(["first commit of the new level", "date", "before", "after", "change", "p (adjusted)"],
                            [[pts[c.index].commit, pts[c.index].date, _fmt(c.before), _fmt(c.after),
                              f"{c.change * 100:+.1f}%", f"{c.p_value:.2g}"] for c in cps], num_cols=(2, 3, 4, 5)))
+        if r["noise"]:
+            b.append('<h3 class="noise">Noise changed (not a regression)</h3>' +
+                     table(["from commit", "to commit", "what"],
+                           [[pts[nc.index].commit, pts[nc.end - 1].commit if nc.kind == "bimodal" else "",
+                             nc.describe()] for nc in r["noise"]]))
+        if r["excluded"]:
+            b.append(f'<p class="excluded muted">{len(r["excluded"])} commit(s) without a value (failed or not a '
+                     "number), left out of the analysis and marked &times; on the axis: " +
+                     ", ".join(esc(pts[i].commit[:10]) for i in r["excluded"]) + ".</p>")
         b.append("<details><summary>values per commit</summary>" +
                  table(["commit", "date", metric, "repetitions"],
-                       [[p.commit, p.date, _fmt(p.value), p.samples] for p in pts], num_cols=(2, 3)) +
+                       [[p.commit, p.date, _fmt(p.value) if _ok(p.value) else "excluded (no value)", p.samples]
+                        for p in pts], num_cols=(2, 3)) +
                  "</details></section>")
     return page(name, "\n".join(b))
 
@@ -232,6 +275,18 @@ def _index(res, db, metric, min_size, min_step, alpha):
                         for (m, n), r, c in allcps], raw=True, num_cols=(3,)))
     else:
         b.append("<p>None.</p>")
+    allnoise = [(k, r, nc) for k, r in res.items() for nc in r["noise"]]
+    b.append(f'<h2 id="noise">Noise changes ({len(allnoise)})</h2>')
+    b.append('<p class="muted">The spread of a benchmark changed (variance) or its values sit at two levels at '
+             "random (bimodal): not a regression, but its figures are less reliable there.</p>")
+    if allnoise:
+        allnoise.sort(key=lambda t: (t[0][0], t[0][1], t[2].index))
+        b.append(table(["benchmark", "machine", "kind", "from commit", "what"],
+                       [[f'<a href="bench/{esc(slug(n))}.html#{machine_anchor(m)}">{esc(n)}</a>', esc(m),
+                         esc(nc.kind), esc(r["points"][nc.index].commit), esc(nc.describe())]
+                        for (m, n), r, nc in allnoise], raw=True, cls="noise-changes"))
+    else:
+        b.append("<p>None.</p>")
     for m in machines:
         keys = sorted(n for mm, n in res if mm == m)
         b.append(f'<h2 id="{machine_anchor(m)}">Machine {esc(m)} ({len(keys)} benchmarks)</h2>')
@@ -240,9 +295,11 @@ def _index(res, db, metric, min_size, min_step, alpha):
             r = res[(m, n)]
             cls = "bad" if r["status"] == STATUS_OPEN else "good" if r["status"] == "improved" else ""
             last = r["points"][-1]
+            flag = ' <span class="noise">noise changed</span>' if r["noise"] else ""
             rows.append([f'<a href="bench/{esc(slug(n))}.html#{machine_anchor(m)}">{esc(n)}</a>',
-                         str(len(r["points"])), esc(last.commit), esc(_fmt(last.value)),
-                         f'<span class="{cls}">{esc(r["status"])}</span>'])
+                         str(len(r["points"])), esc(last.commit),
+                         esc(_fmt(last.value)) if _ok(last.value) else "no value",
+                         f'<span class="{cls}">{esc(r["status"])}</span>{flag}'])
         b.append(table(["benchmark", "commits", "latest commit", "latest", "status"], rows, raw=True,
                        num_cols=(1, 3), cls="machine-benchmarks"))
     return page("actgrad performance dashboard", "\n".join(b))

@@ -13,6 +13,7 @@ figure { margin: 1em 0 2em 0; } figure img { max-width: 100%; border: 1px solid 
 figcaption { font-size: .9em; color: #444; }
 .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: .4em .8em; margin: .5em 0; }
 .bad { color: #b00020; font-weight: 600; } .good { color: #1b7f2a; font-weight: 600; }
+.noise { color: #7b1fa2; }
 nav a { margin-right: 1em; } code { background: #f4f4f4; padding: 0 .2em; }
 .muted { color: #666; font-size: .9em; }
 """

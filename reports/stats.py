@@ -23,42 +23,17 @@ within each are found in >= 97 % of seeds (m >= 4, the high group 20-50 % of
 the values), 1.0x / 1.3x with cv <= 2 % in >= 94 % (cv 3 %: 71-97 %, the
 step is then close to the 25 % threshold; cv 5 %: mostly not).
 
-Change-point detection (``changepoints``) works on a series of per-commit
-medians, oldest first, and is binary segmentation with a rank test:
-
-1. In a segment, every split leaving at least ``min_size`` points on each side
-   is scored by the normal-approximation z of the Mann-Whitney U statistic of
-   left against right (ranks computed once, all splits at once).
-2. The best split is tested with scipy's two-sided Mann-Whitney U test (exact
-   for small samples without ties); its p-value is multiplied by the number of
-   candidate splits (Bonferroni).
-3. The split is kept only when that adjusted p < alpha/2 *and* the medians of
-   the two sides differ by at least ``min_step`` (relative): a real, lasting
-   step, not a small drift.
-4. When no single split passes, a level that came and went (a slowdown later
-   fixed) is looked for the same way among all pairs of splits, the middle
-   against the rest (circular binary segmentation), with the other alpha/2
-   shared over the pairs. By the union bound a series of pure noise is flagged
-   with probability at most ``alpha``.
-5. Kept splits recurse into the pieces, finding further steps.
-
-Where the rank statistic cannot tell neighbouring splits apart (a noisy point
-next to the step ranks with either side), the split is placed, among those
-whose |z| is within Z_SLACK of the best, where the sum of absolute deviations
-from the segment medians is least: the point goes to the level it is nearest.
-
-A single outlier cannot pass: it moves one rank, not the distribution of a
-whole segment, and it leaves the segment medians where they were. A step in
-the last ``min_size - 1`` commits is not flagged until more commits confirm
-it.
+Change-point detection (``changepoints``, ``analyse_series``) is in
+changepoint.py (re-exported here).
 """
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
+
+from .changepoint import _u_null_cdf
 
 
 def mannwhitney(a, b):
@@ -73,31 +48,14 @@ def mannwhitney(a, b):
     return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
-@functools.lru_cache(maxsize=512)
-def _u_null_cdf(n1, n2):
-    """CDF of U under the null without ties: coefficients of the Gaussian
-    binomial [n1+n2 choose n1]_q, normalised (float64 is ample for p-values)."""
-    n1, n2 = min(n1, n2), max(n1, n2)
-    poly = np.zeros(n1 * n2 + 1)
-    poly[0] = 1.0
-    # prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i), divisions done as running sums
-    for i in range(1, n1 + 1):
-        num = poly.copy()
-        num[n2 + i:] -= poly[:len(poly) - (n2 + i)]
-        for k in range(i, len(num)):       # divide by (1 - q^i)
-            num[k] += num[k - i]
-        poly = num
-    poly = np.maximum(poly, 0.0)
-    return np.cumsum(poly) / poly.sum()
-
-
 def u_test_p(a, b):
     """Two-sided Mann-Whitney U p-value, as scipy's method="auto" gives it
     (exact when a sample has <= 8 values and there are no ties, else the normal
     approximation with tie and continuity corrections), without its per-call
     overhead; the change-point search calls it many times."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a = np.array([np.nan if v is None else v for v in a], dtype=float)
+    b = np.array([np.nan if v is None else v for v in b], dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]      # a failed point (None, NaN, Inf) is no sample
     n1, n2 = len(a), len(b)
     if n1 == 0 or n2 == 0:
         return float("nan")
@@ -187,142 +145,5 @@ def geomean(values):
     return float(math.exp(sum(math.log(v) for v in vals) / len(vals)))
 
 
-@dataclass
-class ChangePoint:
-    index: int            # first index of the new level
-    before: float         # median of the segment before
-    after: float          # median of the segment after
-    change: float         # after / before - 1 (for times: > 0 is a slowdown)
-    p_value: float        # Bonferroni-adjusted
-
-    @property
-    def direction(self):
-        return "slower" if self.change > 0 else "faster"
-
-
-def _split_scores(seg, min_size):
-    """|z| of the U statistic for every split k (left = seg[:k])."""
-    m = len(seg)
-    ranks = sps.rankdata(seg)
-    csum = np.cumsum(ranks)
-    k = np.arange(min_size, m - min_size + 1)
-    n1 = k.astype(float)
-    n2 = m - n1
-    u1 = csum[k - 1] - n1 * (n1 + 1) / 2.0
-    _, counts = np.unique(seg, return_counts=True)
-    tie = float(np.sum(counts ** 3 - counts)) / (m * (m - 1))
-    var = n1 * n2 / 12.0 * ((m + 1) - tie)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (u1 - n1 * n2 / 2.0) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
-    return k, np.abs(z)
-
-
-def _pair_scores(seg, min_size):
-    """|z| of the U statistic of seg[i:j] against the rest, for every (i, j)."""
-    m = len(seg)
-    ranks = sps.rankdata(seg)
-    c = np.concatenate([[0.0], np.cumsum(ranks)])
-    i, j = np.meshgrid(np.arange(m + 1), np.arange(m + 1), indexing="ij")
-    ok = (i >= min_size) & (j - i >= min_size) & (m - j >= min_size)
-    i, j = i[ok], j[ok]
-    if len(i) == 0:
-        return i, j, np.zeros(0)
-    n1 = (j - i).astype(float)
-    n2 = m - n1
-    u = c[j] - c[i] - n1 * (n1 + 1) / 2.0
-    _, counts = np.unique(seg, return_counts=True)
-    tie = float(np.sum(counts ** 3 - counts)) / (m * (m - 1))
-    var = n1 * n2 / 12.0 * ((m + 1) - tie)
-    z = np.where(var > 0, (u - n1 * n2 / 2.0) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
-    return i, j, np.abs(z)
-
-
-Z_SLACK = 1.0
-PAIR_LIMIT = 1500    # the pair search is O(m^2) in memory: skipped on longer segments
-
-
-def _near(z, cap=8):
-    """Indices of the candidates whose |z| is within Z_SLACK of the best (at most cap)."""
-    near = np.flatnonzero(z >= z.max() - Z_SLACK)
-    if len(near) > cap:
-        near = near[np.argsort(-z[near], kind="stable")[:cap]]
-    return near
-
-
-def _l1(a):
-    """Sum of absolute deviations from the median (robust segment cost)."""
-    return float(np.sum(np.abs(a - np.median(a)))) if len(a) else 0.0
-
-
-def _rel(a, b):
-    ma, mb = float(np.median(a)), float(np.median(b))
-    return mb / ma - 1.0 if ma else float("inf")
-
-
-def changepoints(values, min_size=3, min_step=0.05, alpha=0.05):
-    """Indices where the level of ``values`` steps; see the module docstring."""
-    y = np.asarray(values, dtype=float)
-    if min_size < 1:
-        raise ValueError("min_size must be >= 1")
-    found = {}
-    a_half = alpha / 2.0     # one half for single splits, one for pairs (union bound)
-
-    def segment(lo, hi):
-        seg = y[lo:hi]
-        m = len(seg)
-        if m < 2 * min_size or np.all(seg == seg[0]):
-            return
-        # 1. one step: left against right
-        ks, z = _split_scores(seg, min_size)
-        kb = int(ks[int(np.argmax(z))])
-        if u_test_p(seg[:kb], seg[kb:]) * len(ks) < a_half:
-            near = _near(z)
-            k = int(ks[min(near, key=lambda t: _l1(seg[:ks[t]]) + _l1(seg[ks[t]:]))])
-            p = min(1.0, u_test_p(seg[:k], seg[k:]) * len(ks))
-            if p < a_half and abs(_rel(seg[:k], seg[k:])) >= min_step:
-                found[lo + k] = p
-                segment(lo, lo + k)
-                segment(lo + k, hi)
-                return
-        # 2. a level that came and went (circular binary segmentation):
-        #    seg[i:j] against the rest, which one split cannot see
-        if m < 3 * min_size or m > PAIR_LIMIT:
-            return
-        iis, jjs, z = _pair_scores(seg, min_size)
-        if len(z) == 0:
-            return
-        b = int(np.argmax(z))
-        i, j = int(iis[b]), int(jjs[b])
-        if u_test_p(np.concatenate([seg[:i], seg[j:]]), seg[i:j]) * len(z) >= a_half:
-            return
-        near = _near(z)
-        b = min(near, key=lambda t: _l1(seg[:iis[t]]) + _l1(seg[iis[t]:jjs[t]]) + _l1(seg[jjs[t]:]))
-        i, j = int(iis[b]), int(jjs[b])
-        mid, rest = seg[i:j], np.concatenate([seg[:i], seg[j:]])
-        p = min(1.0, u_test_p(rest, mid) * len(z))
-        if p < a_half and abs(_rel(rest, mid)) >= min_step \
-                and abs(_rel(seg[:i], mid)) >= min_step and abs(_rel(mid, seg[j:])) >= min_step:
-            found[lo + i] = p
-            found[lo + j] = p
-            segment(lo, lo + i)
-            segment(lo + i, lo + j)
-            segment(lo + j, hi)
-
-    segment(0, len(y))
-    idx = sorted(found)
-    # Measure each step between its neighbouring change points, so that
-    # before/after are the medians of the final segments.
-    bounds = [0] + idx + [len(y)]
-    out = []
-    for n, k in enumerate(idx):
-        left = y[bounds[n]:bounds[n + 1]]
-        right = y[bounds[n + 1]:bounds[n + 2]]
-        before, after = float(np.median(left)), float(np.median(right))
-        out.append(ChangePoint(k, before, after, after / before - 1.0 if before else float("inf"), found[k]))
-    return out
-
-
-def segments(n, cps):
-    """[(start, end)] of the levels between change points."""
-    bounds = [0] + [c.index for c in cps] + [n]
-    return list(zip(bounds[:-1], bounds[1:]))
+# Change points live in changepoint.py; these names stay importable from here.
+from .changepoint import ChangePoint, NoiseChange, analyse_series, changepoints, segments  # noqa: E402,F401

@@ -5,6 +5,10 @@
 // like SELU's backward but g (not g*scale) for y > 0, one multiply fewer on
 // that branch; the memory traffic and the branch structure are the same.
 // oneDNN has no softshrink and no logit: those ops have no oneDNN peer.
+// No views (PrepareViews stays the default: unsupported): eltwise backward
+// takes one memory descriptor for diff_dst and diff_src, so a strided or
+// transposed gradient with a contiguous result needs a reorder, and it does
+// not broadcast.
 #include <omp.h>
 
 #include <dnnl.hpp>

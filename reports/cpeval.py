@@ -14,6 +14,9 @@ Series (a fixed seed, so every run scores the same series):
   the noise growing 3x at one commit. Steps, regressions and fixes are mean
   changes; outliers, bimodal noise and variance changes are not (a mean
   change reported there is a false alarm); the last two are noise changes.
+- ``goal``: the issue's goal: 200 series with a 3 % step (up or down) at
+  cv 2 %, lengths 50, 100, 200, 500, the step in the middle half; 400
+  series of plain noise at cv 1, 2, 5, 10 % (not in the 'all' row).
 - ``otava``: the patterns of the ``otava-test-data`` package (PyPI), when it
   is installed: its generators (constant, normal and uniform noise, outlier,
   step, regression and fix, banding, variance change, multiple changes) at
@@ -99,6 +102,23 @@ def synthetic(rng, reps=3, lengths=(50, 100, 200, 500), cvs=(0.01, 0.02, 0.05, 0
                 k = int(rng.integers(n // 4, 3 * n // 4))
                 y = base * np.concatenate([_noise(rng, k, cv), _noise(rng, n - k, 3 * cv)])
                 out.append(Case("synthetic", "variance", cv, 0.0, y, noise_change=True))
+    return out
+
+
+def goal(rng, steps=200, quiet=400, lengths=(50, 100, 200, 500), cvs=(0.01, 0.02, 0.05, 0.10)):
+    """The issue's goal: 3 % steps at cv 2 % (lengths 50-500, the step in the middle half), and
+    series of plain noise at cv 1-10 % for the false alarms."""
+    out = []
+    for s in range(steps):
+        n = lengths[s % len(lengths)]
+        k = int(rng.integers(n // 4, 3 * n // 4))
+        y = 100 * _noise(rng, n, 0.02)
+        y[k:] *= 1.03 if s % 2 else 0.97
+        out.append(Case("goal", "3% step, cv 2%", 0.02, 0.03, y, [k]))
+    for s in range(quiet):
+        n = lengths[s % len(lengths)]
+        cv = cvs[(s // len(lengths)) % len(cvs)]
+        out.append(Case("goal", "no change, cv 1-10%", cv, 0.0, 100 * _noise(rng, n, cv)))
     return out
 
 
@@ -219,7 +239,7 @@ def evaluate(cases, detectors, progress=None):
     """{(detector, group): Score} for the groups 'all', source, (source, kind), goal cells."""
     scores = {}
     for i, case in enumerate(cases):
-        groups = ["all", case.source, f"{case.source}/{case.kind}"]
+        groups = ([] if case.source == "goal" else ["all", case.source]) + [f"{case.source}/{case.kind}"]
         if case.source == "synthetic" and case.kind in ("step", "noise"):
             groups.append(f"step {case.size * 100:g}% cv {case.cv * 100:g}%" if case.kind == "step"
                           else f"noise cv {case.cv * 100:g}%")
@@ -245,7 +265,7 @@ def tables(scores, detectors):
     for (_, g) in scores:
         if g not in groups:
             groups.append(g)
-    order = ["all", "synthetic", "otava"]
+    order = ["goal/3% step, cv 2%", "goal/no change, cv 1-10%", "all", "synthetic", "otava"]
     groups = [g for g in order if g in groups] + sorted(g for g in groups if g not in order)
     names = list(detectors)
     lines = ["| series | n | " + " | ".join(f"{d} recall | {d} precision | {d} F1 | {d} false alarms /100"
@@ -288,7 +308,7 @@ def main(argv=None):
     rng = np.random.default_rng(a.seed)
     cases = synthetic(rng, reps=1 if a.quick else a.reps)
     if not a.quick:
-        cases += otava_patterns()
+        cases += goal(rng) + otava_patterns()
     detectors = {"ours": ours}
     ot = None if a.no_otava else otava_detector()
     if ot:

@@ -3,7 +3,10 @@
 // the caller's `out` buffer (gelu, elu, softshrink, logit); hardswish_backward
 // has only the functional form in PyTorch 1.13 (its out= overload computes a
 // temporary and copies it), so that peer allocates its result per call as
-// PyTorch's autograd does. To time the kernel and not glibc's mmap/munmap and
+// PyTorch's autograd does. On views the result must land in the out view (a
+// functional result takes the inputs' layout: on a transposed view that is
+// another task, all three tensors in one memory order), so there hardswish
+// goes through the out= overload, temporary and copy included. To time the kernel and not glibc's mmap/munmap and
 // page faults of a fresh 64 MB block, the peer installs a small caching CPU
 // allocator (freed blocks are reused by size): PyTorch's best case.
 #include <ATen/ATen.h>
@@ -39,14 +42,19 @@ bool ScalarTypeOf(DType dt, at::ScalarType* st) {
   }
 }
 
-// One call of the op; `out` is written (or, for hardswish, replaced).
-void Call(Op op, const at::Tensor& g, const at::Tensor& x, at::Tensor& out, const OpParams& p) {
+// One call of the op; `out` is written (or, for hardswish without
+// hardswish_out, replaced).
+void Call(Op op, const at::Tensor& g, const at::Tensor& x, at::Tensor& out, const OpParams& p,
+          bool hardswish_out = false) {
   switch (op) {
     case Op::kSeluBwd:
       at::elu_backward_out(out, g, kSeluAlpha, kSeluScale, 1.0, /*is_result=*/true, x);
       return;
     case Op::kHardswishBwd:
-      out = at::hardswish_backward(g, x);
+      if (hardswish_out)
+        at::hardswish_backward_out(out, g, x);
+      else
+        out = at::hardswish_backward(g, x);
       return;
     case Op::kGeluBwd:
       at::gelu_backward_out(out, g, x, p.gelu_approx == GeluApprox::kTanh ? "tanh" : "none");
@@ -182,7 +190,7 @@ class TorchPeer final : public Peer {
       auto fn = [op, tg, tx, to, p, t, copy_result]() mutable {
         if (at::get_num_threads() != t) at::set_num_threads(t);
         at::Tensor o = to;
-        Call(op, tg, tx, o, p);
+        Call(op, tg, tx, o, p, /*hardswish_out=*/true);
         if (copy_result && !o.is_same(to)) to.copy_(o);
       };
       fn();  // ATen rejects what it cannot do here, not inside a timed loop

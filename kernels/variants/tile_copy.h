@@ -1,0 +1,28 @@
+// A 2-D tile copy for the runtime's gathered (strided or transposed) views:
+//   dst[r * nc + c] = src[r * rs + c * cs],  0 <= r < nr, 0 <= c < nc,
+// strides rs, cs in elements (any value, negative too), elements of esize
+// 4, 2 or 1 bytes (bit copies: f32, f16/bf16, 8-bit). Exactly nr * nc
+// elements of dst are written. dst and src must not overlap, and both must be
+// aligned to esize (like the scalar loop it replaces).
+//
+// Paths (Highway dynamic dispatch, kernels/variants/tile_copy.cc):
+//   cs == 1 (or nc == 1): one memcpy per row (one in all if rs == nc);
+//   rs == 1, esize 4 or 2: SIMD block transposes (32-bit: 8x8 with 256-bit
+//     vectors on AVX2/AVX-512, then 4x4 with 128-bit on what is left, 4x4
+//     only elsewhere; 16-bit: 8x8 with 128-bit vectors), the edges scalar;
+//     esize 1 takes the scalar loop;
+//   anything else: the scalar double loop, the inner loop along the smaller
+//     |stride|.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace actgrad {
+
+void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize);
+
+// The plain scalar definition (the reference for tests and benchmarks).
+void CopyTileScalar(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize);
+
+}  // namespace actgrad

@@ -127,6 +127,7 @@ def open_sqlite(path, readonly):
     created = []
     try:
         if readonly:
+            _roll_back_hot_journal(path)
             uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
             return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S), created
         if st is None:
@@ -149,6 +150,29 @@ def open_sqlite(path, readonly):
     except BaseException:
         undo(created)
         raise
+
+
+def _roll_back_hot_journal(path):
+    """A writer killed inside its transaction leaves a hot journal (PATH-journal) that a read-only
+    connection cannot roll back ("attempt to write a readonly database"). Roll it back first with a
+    read-write connection's first read: that restores the database as it was before that writer,
+    so the reader still changes nothing that was committed. Left alone when it cannot be done (a
+    read-only file or mount: then the read-only open reports it)."""
+    journal = path + "-journal"
+    try:
+        if os.path.getsize(journal) == 0 or not os.access(path, os.W_OK) \
+                or not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+            return
+    except OSError:
+        return
+    try:
+        con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        try:
+            con.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        pass
 
 
 def undo(created):

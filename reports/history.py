@@ -40,6 +40,7 @@ SCHEMA_VERSION = 2
 # Columns added after version 1: (table, column, type). A writer adds the missing ones.
 MIGRATIONS = [("results", "placement", "INTEGER"), ("results", "process", "INTEGER")]
 DEFAULT_DB = os.path.join("reports", "history.sqlite")
+PG_WRITER_LOCK = 0x61637467726164     # "actgrad": the advisory lock that serialises writers
 
 DDL = [
     """CREATE TABLE IF NOT EXISTS meta (
@@ -193,6 +194,11 @@ class HistoryDB:
                 if tables and "runs" not in tables:     # someone else's SQLite file: leave it alone
                     raise InputError(self.name, "not an actgrad history database (it has tables "
                                                 f"{', '.join(sorted(tables)[:5])} and no runs table)")
+            else:
+                # One writer at a time per database, as SQLite's write lock does: concurrent
+                # CREATE TABLE IF NOT EXISTS and the first meta row otherwise race (duplicate key
+                # in pg_type). Held until the transaction ends, so a killed writer releases it.
+                self.execute("SELECT pg_advisory_xact_lock(?)", (PG_WRITER_LOCK,)).close()
             for stmt in DDL:
                 self.execute(stmt.format(serial=self.serial)).close()
             if not self._check_version():

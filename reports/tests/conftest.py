@@ -72,3 +72,55 @@ def assert_bad_input(r, *words):
     assert len(lines) == 1 and lines[0].startswith("report: error: "), r
     for w in words:
         assert str(w).lower() in lines[0].lower(), (w, r)
+
+
+# -- PostgreSQL (issue 18, part 2): a local server for the whole session ------------------------
+# ACTGRAD_TEST_POSTGRES_URL names a server to use instead (a fresh schema per test is made and
+# dropped there). Without it a throw-away server is started (pgserver.py). When none can be had
+# the PostgreSQL tests skip, except in CI (CI=true) and under scripts/test
+# (ACTGRAD_REQUIRE_POSTGRES=1), where that is a failure: no history test may skip there.
+
+@pytest.fixture(scope="session")
+def pg_server_url():
+    url = os.environ.get("ACTGRAD_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    from pgserver import Server
+    server = Server()
+    try:
+        url = server.start()
+    except Exception as e:          # no server programs, or it would not start
+        server.stop()
+        if os.environ.get("CI") or os.environ.get("ACTGRAD_REQUIRE_POSTGRES"):
+            pytest.fail(f"cannot start a PostgreSQL server for the history tests: {e}")
+        pytest.skip(f"no PostgreSQL server: {e}")
+    try:
+        yield url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server_url):
+    """A URL whose search_path is a fresh, empty schema (dropped afterwards)."""
+    import uuid
+
+    import psycopg
+    from pgserver import scoped
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield scoped(pg_server_url, schema)
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_url(request, tmp_path):
+    """The history database on both backends: an SQLite file, and a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        return str(tmp_path / "h.sqlite")
+    return request.getfixturevalue("pg_url")

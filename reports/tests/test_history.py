@@ -128,10 +128,8 @@ def test_schema_is_the_same_sql_on_both():
     assert [a.replace("INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY") for a in lite] == pg
 
 
-@pytest.mark.skipif(not os.environ.get("ACTGRAD_TEST_POSTGRES_URL"),
-                    reason="set ACTGRAD_TEST_POSTGRES_URL=postgresql://... to test PostgreSQL")
-def test_postgresql_roundtrip(small_run):
-    url = os.environ["ACTGRAD_TEST_POSTGRES_URL"]
+def test_postgresql_roundtrip(small_run, pg_url):
+    url = pg_url
     doc = small_run(commit="pg-test-commit", machine="pg-test-machine")
     run = gbench.parse(doc, "r.json")
     with HistoryDB(url) as db:
@@ -147,12 +145,10 @@ def test_postgresql_roundtrip(small_run):
         db.conn.commit()
 
 
-@pytest.mark.skipif(not os.environ.get("ACTGRAD_TEST_POSTGRES_URL"),
-                    reason="set ACTGRAD_TEST_POSTGRES_URL=postgresql://... to test PostgreSQL")
-def test_postgresql_reader_cannot_write():
+def test_postgresql_reader_cannot_write(pg_url):
     """dashboard's connection is a read-only session: a write is refused by the server (exit 2)."""
     from reports.errors import InputError
-    url = os.environ["ACTGRAD_TEST_POSTGRES_URL"]
+    url = pg_url
     with HistoryDB(url):          # make sure the tables exist
         pass
     with HistoryDB(url, readonly=True) as db:

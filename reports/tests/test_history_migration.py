@@ -133,11 +133,9 @@ def test_a_failed_write_leaves_version_1(tmp_path):
     assert sqlite_columns(db) == (["run_id", "name", "metric", "value", "repetition"], "1")
 
 
-@pytest.mark.skipif(not os.environ.get("ACTGRAD_TEST_POSTGRES_URL"),
-                    reason="set ACTGRAD_TEST_POSTGRES_URL=postgresql://... to test PostgreSQL")
-def test_record_upgrades_a_version_1_postgresql_schema():
+def test_record_upgrades_a_version_1_postgresql_schema(pg_server_url):
     import psycopg
-    url = os.environ["ACTGRAD_TEST_POSTGRES_URL"]
+    url = pg_server_url
     schema = f"actgrad_mig_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(url, autocommit=True) as con:
         con.execute(f"CREATE SCHEMA {schema}")

@@ -123,10 +123,12 @@ def cmd_dashboard(a):
     _regex(a.filter, "--filter")
     if a.min_segment < 2:
         raise InputError("--min-segment", "must be at least 2 (a single commit is never a step)")
+    from .thresholds import Thresholds
+    rules = Thresholds(a.min_step, a.alpha, a.config) if a.config else None
     with HistoryDB(a.db, readonly=True) as db:
         index, nbench, nopen = dashboard.build(db, a.out, metric=a.metric, min_size=a.min_segment,
                                                min_step=a.min_step, alpha=a.alpha, machine=a.machine,
-                                               name_filter=a.filter)
+                                               name_filter=a.filter, thresholds=rules)
     print(f"wrote {index}: {nbench} benchmarks, {nopen} open regression(s)")
     return EXIT_OK
 
@@ -185,7 +187,12 @@ def parser():
     s.add_argument("--filter", help="only benchmarks whose name matches this regular expression")
     s.add_argument("--json", metavar="OUT", help="also write the verdict as JSON")
     s.add_argument("--fail-untested", action="store_true",
-                   help="count a slowdown beyond the threshold as a regression even without repetitions to test")
+                   help="count a slowdown beyond the threshold as a regression even without repetitions to test "
+                   "or with not enough data")
+    s.add_argument("--config", metavar="FILE", help="per-benchmark thresholds and alpha (TOML: [default] and "
+                   "[[benchmark]] match/threshold/alpha rules; docs/reports.md)")
+    s.add_argument("--min-repetitions", type=int, default=9, help="fewer repetitions on a side: 'not enough "
+                   "data' instead of a verdict (default 9)")
     s.set_defaults(fn=cmd_compare)
 
     s = sub.add_parser("stability", help="ours/peer ratios across several whole runs",
@@ -225,6 +232,8 @@ def parser():
                    "(default reports/dashboard); replaced as a whole")
     s.add_argument("--metric", choices=("real_time", "cpu_time"), default="real_time")
     s.add_argument("--min-step", type=_pct, default=0.02, help="smallest relative step flagged (default 2%%)")
+    s.add_argument("--config", metavar="FILE", help="per-benchmark min-step (threshold) and alpha, the file "
+                   "compare --config reads")
     s.add_argument("--min-segment", type=int, default=3, help="commits needed on each side of a step (default 3)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--machine", help="only this machine")

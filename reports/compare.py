@@ -24,9 +24,11 @@ from dataclasses import asdict, dataclass
 from . import atomic, gbench
 from .errors import InputError
 from .stability import two_state_of
-from .stats import geomean, mannwhitney
+from .stats import geomean, geomean_ci, mannwhitney
+from .thresholds import Thresholds
 
 MIN_REPETITIONS = 2
+RELIABLE_REPETITIONS = 9     # fewer on either side: "not enough data" instead of a verdict
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "improvement"
@@ -37,6 +39,7 @@ SLOWER_UNTESTED = "slower (untested)"
 FASTER_UNTESTED = "faster (untested)"
 SMALL = "within threshold"
 NOT_COMPARABLE = "not comparable"
+NOT_ENOUGH = "not enough data"
 
 
 @dataclass
@@ -53,6 +56,8 @@ class Row:
     n_new: int
     verdict: str
     note: str = ""         # two states: why not comparable, or that both sides have them
+    threshold: float = None    # this benchmark's threshold and alpha (--config rule or the options)
+    alpha: float = None
 
 
 def min_p_value(n1, n2):
@@ -79,8 +84,12 @@ def _center(b, metric):
 
 
 def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
-                 name_filter=None, fail_untested=False):
+                 name_filter=None, fail_untested=False, thresholds=None, min_repetitions=RELIABLE_REPETITIONS):
+    """Rows and summary. ``thresholds`` (thresholds.Thresholds) gives each benchmark its threshold and
+    alpha; without it every benchmark takes ``threshold`` and ``alpha``. Below ``min_repetitions``
+    samples on either side a benchmark gets "not enough data" instead of a verdict."""
     rx = re.compile(name_filter) if name_filter else None
+    rules = thresholds or Thresholds(threshold, alpha)
     rows = []
     for name, bb in base.benches.items():
         if rx and not rx.search(name):
@@ -91,13 +100,19 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
         b0, b1 = _center(bb, metric), _center(nb, metric)
         if b0 is None or b1 is None:
             continue
+        rule = rules.for_name(name)
+        threshold, alpha = rule.threshold, rule.alpha
         ratio = b1 / b0 if b0 > 0 else float("inf")
         change = ratio - 1.0
         s0, s1 = bb.values(metric), nb.values(metric)
         testable = len(s0) >= MIN_REPETITIONS and len(s1) >= MIN_REPETITIONS
         if testable and min_p_value(len(s0), len(s1)) >= alpha:
             testable = False       # even complete separation could not reach alpha
-        if testable:
+        if testable and min(len(s0), len(s1)) < min_repetitions:
+            p = mannwhitney(s0, s1)
+            test = f"U test, not enough data ({len(s0)}v{len(s1)} < {min_repetitions})"
+            verdict = REGRESSION if fail_untested and change > threshold else NOT_ENOUGH
+        elif testable:
             p = mannwhitney(s0, s1)
             test = "U test"
             significant = p < alpha
@@ -130,7 +145,7 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
         verdict, note = _two_state_verdict(bb, nb, metric, verdict)
         rows.append(Row(name=name, kind=bb.parsed.kind, base=b0, new=b1, ratio=ratio, change=change,
                         p_value=p, test=test, n_base=bb.sample_count(metric), n_new=nb.sample_count(metric),
-                        verdict=verdict, note=note))
+                        verdict=verdict, note=note, threshold=threshold, alpha=alpha))
     only_base = [n for n in base.benches if n not in new.benches and (not rx or rx.search(n))]
     only_new = [n for n in new.benches if n not in base.benches and (not rx or rx.search(n))]
     if not rows:
@@ -141,13 +156,16 @@ def compare_runs(base, new, threshold=0.05, alpha=0.05, metric="real_time",
     comparable = [r for r in rows if r.verdict != NOT_COMPARABLE]    # two states: their ratio is luck
     for r in comparable:
         by_kind.setdefault(r.kind, []).append(r.ratio)
+    g, lo, hi = geomean_ci([r.ratio for r in comparable])
     summary = {
         "all": geomean([r.ratio for r in comparable]),
+        "ci95": [lo, hi] if lo is not None else None,
         "by_kind": {k: geomean(v) for k, v in sorted(by_kind.items())},
         "count": len(comparable),
         "regressions": [r.name for r in rows if r.verdict == REGRESSION],
         "improvements": [r.name for r in rows if r.verdict == IMPROVEMENT],
         "untested_slower": [r.name for r in rows if r.verdict == SLOWER_UNTESTED],
+        "not_enough_data": [r.name for r in rows if r.verdict == NOT_ENOUGH],
         "not_comparable": [r.name for r in rows if r.verdict == NOT_COMPARABLE],
         "only_in_base": only_base,
         "only_in_new": only_new,
@@ -180,10 +198,11 @@ def fmt_pct(x):
     return f"{x * 100:+.1f}%"
 
 
-def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
+def format_table(rows, summary, base_path, new_path, threshold, alpha, metric, config=None):
     out = [f"base: {base_path}", f"new:  {new_path}",
            f"metric: {metric}, threshold {threshold * 100:g}%, alpha {alpha:g} "
-           f"(regression = U test p < alpha and slower by more than the threshold)", ""]
+           f"(regression = U test p < alpha and slower by more than the threshold"
+           + ("; per-benchmark rules from " + str(config) if config else "") + ")", ""]
     headers = ("Benchmark", "Base", "New", "Change", "p", "Test", "Verdict")
     table = []
     for r in rows:
@@ -208,7 +227,10 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
     left_out = len(summary["not_comparable"])
     out.append(f"geometric mean of time ratios new/base over {summary['count']} benchmarks"
                + (f" ({left_out} not comparable left out)" if left_out else "") + ": "
-               + (f"{g:.4f} ({fmt_pct(g - 1)})" if g is not None else "none"))
+               + (f"{g:.4f} ({fmt_pct(g - 1)})" if g is not None else "none")
+               + (f", 95 % CI {summary['ci95'][0]:.4f} to {summary['ci95'][1]:.4f} "
+                  f"({fmt_pct(summary['ci95'][0] - 1)} to {fmt_pct(summary['ci95'][1] - 1)})"
+                  if summary.get("ci95") else ""))
     for k, v in summary["by_kind"].items():
         out.append(f"  {k:8s} {v:.4f} ({fmt_pct(v - 1)})")
     if summary["only_in_base"]:
@@ -233,6 +255,12 @@ def format_table(rows, summary, base_path, new_path, threshold, alpha, metric):
     if both:
         out.append(f"two states on both sides ({len(both)}; medians compared):")
         out.extend(f"  {r.name}  {r.note}" for r in both)
+    if summary["not_enough_data"]:
+        out.append(f"not enough data ({len(summary['not_enough_data'])}; fewer than "
+                   f"{RELIABLE_REPETITIONS} repetitions on a side, no verdict; rerun with "
+                   f"--benchmark_repetitions={RELIABLE_REPETITIONS} or more): "
+                   + ", ".join(summary["not_enough_data"][:10]) + (" ..." if len(summary["not_enough_data"]) > 10
+                                                                   else ""))
     if summary["untested_slower"]:
         out.append(f"slower beyond the threshold but untested for want of repetitions "
                    f"({len(summary['untested_slower'])}); rerun with --benchmark_repetitions=5 or more on both "
@@ -253,7 +281,8 @@ def to_json(rows, summary, base_path, new_path, threshold, alpha, metric, exit_c
         "base": str(base_path), "new": str(new_path),
         "metric": metric, "threshold": threshold, "alpha": alpha,
         "verdict": "regression" if exit_code == 1 else "ok", "exit_code": exit_code,
-        "geomean": {"all": summary["all"], "by_kind": summary["by_kind"]},
+        "geomean": {"all": summary["all"], "ci95": summary["ci95"], "by_kind": summary["by_kind"]},
+        "not_enough_data": summary["not_enough_data"],
         "regressions": summary["regressions"], "improvements": summary["improvements"],
         "untested_slower": summary["untested_slower"], "not_comparable": summary["not_comparable"],
         "only_in_base": summary["only_in_base"], "only_in_new": summary["only_in_new"],
@@ -267,14 +296,21 @@ def run(args):
         raise InputError("--alpha", f"{args.alpha} is not in (0, 1)")
     base = gbench.load(args.base)
     new = gbench.load(args.new)
+    config = getattr(args, "config", None)
+    rules = Thresholds(threshold, args.alpha, config)
+    if args.min_repetitions < MIN_REPETITIONS:
+        raise InputError("--min-repetitions", f"{args.min_repetitions} is below {MIN_REPETITIONS}")
     rows, summary = compare_runs(base, new, threshold=threshold, alpha=args.alpha, metric=args.metric,
-                                 name_filter=args.filter, fail_untested=args.fail_untested)
+                                 name_filter=args.filter, fail_untested=args.fail_untested, thresholds=rules,
+                                 min_repetitions=args.min_repetitions)
     code = 1 if summary["regressions"] else 0
     for run_ in (base, new):
         for note in run_.notes:
             print(f"note: {run_.path}: {note}")
-    print(format_table(rows, summary, args.base, args.new, threshold, args.alpha, args.metric), end="")
+    print(format_table(rows, summary, args.base, args.new, rules.default.threshold, rules.default.alpha,
+                       args.metric, config), end="")
     if args.json:
-        atomic.write_text(args.json, to_json(rows, summary, args.base, args.new, threshold, args.alpha,
+        atomic.write_text(args.json, to_json(rows, summary, args.base, args.new, rules.default.threshold,
+                                             rules.default.alpha,
                                              args.metric, code))
     return code

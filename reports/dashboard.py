@@ -150,26 +150,38 @@ def svg_chart(points, cps, title, metric_label="time", noise=(), excluded=()):
     return "\n".join(o)
 
 
-def analyse(series, min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA):
-    """{(machine, name): dict(points, cps, noise, excluded, status)}"""
+NOT_ENOUGH = "not enough data"
+RELIABLE_REPETITIONS = 9
+
+
+def analyse(series, min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA, thresholds=None):
+    """{(machine, name): dict(points, cps, noise, excluded, status, min_step, alpha)}; ``thresholds``
+    (thresholds.Thresholds, --config) gives each benchmark its own min_step and alpha."""
     out = {}
     for key, pts in series.items():
         vals = [p.value for p in pts]
-        a = analyse_series(vals, min_size=min_size, min_step=min_step, alpha=alpha)
+        if thresholds is not None:
+            rule = thresholds.for_name(key[1])
+            b_step, b_alpha = rule.threshold, rule.alpha
+        else:
+            b_step, b_alpha = min_step, alpha
+        a = analyse_series(vals, min_size=min_size, min_step=b_step, alpha=b_alpha)
         cps = a.changes
         if len(pts) - len(a.excluded) < 2 * min_size:
-            status = "too few commits"
+            status = NOT_ENOUGH
         elif not cps:
             status = "stable"
         elif cps[-1].change > 0:
             status = STATUS_OPEN
         else:
             status = "improved"
-        out[key] = dict(points=pts, cps=cps, noise=a.noise, excluded=a.excluded, status=status)
+        out[key] = dict(points=pts, cps=cps, noise=a.noise, excluded=a.excluded, status=status,
+                        min_step=b_step, alpha=b_alpha)
     return out
 
 
-def build(db, out, metric="real_time", min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA, machine=None, name_filter=None):
+def build(db, out, metric="real_time", min_size=3, min_step=DEFAULT_MIN_STEP, alpha=DEFAULT_ALPHA, machine=None,
+          name_filter=None, thresholds=None):
     series = db.series(metric)
     if machine:
         series = {k: v for k, v in series.items() if k[0] == machine}
@@ -181,7 +193,7 @@ def build(db, out, metric="real_time", min_size=3, min_step=DEFAULT_MIN_STEP, al
             else f"no '{metric}' series" + (f" for machine {machine!r}" if machine else "") + \
             (f" matching --filter {name_filter!r}" if name_filter else "")
         raise InputError(db.name, what)
-    res = analyse(series, min_size=min_size, min_step=min_step, alpha=alpha)
+    res = analyse(series, min_size=min_size, min_step=min_step, alpha=alpha, thresholds=thresholds)
     by_name = defaultdict(dict)
     for (m, name), r in res.items():
         by_name[name][m] = r
@@ -237,6 +249,38 @@ def _bench_page(name, per_m, metric):
     return page(name, "\n".join(b))
 
 
+def latest_change(res, machine):
+    """(geomean, low, high, n, not_enough): the latest commit against the one before it, over the
+    benchmarks of a machine measured in both (95 % CI on the log ratios); not_enough counts those
+    whose latest commit has fewer than RELIABLE_REPETITIONS repetitions."""
+    from .stats import geomean_ci
+    ratios, few = [], 0
+    for (m, _), r in res.items():
+        pts = [p for p in r["points"] if _ok(p.value)]
+        if m != machine or len(pts) < 2 or pts[-1].commit != r["points"][-1].commit:
+            continue
+        ratios.append(pts[-1].value / pts[-2].value)
+        few += pts[-1].samples < RELIABLE_REPETITIONS
+    g, lo, hi = geomean_ci(ratios)
+    return g, lo, hi, len(ratios), few
+
+
+def _latest_summary(res, machines):
+    rows = []
+    for m in machines:
+        g, lo, hi, n, few = latest_change(res, m)
+        if g is None:
+            rows.append([esc(m), "-", "-", "0", ""])
+            continue
+        ci = f"{(lo - 1) * 100:+.1f}% to {(hi - 1) * 100:+.1f}%" if lo is not None else NOT_ENOUGH
+        rows.append([esc(m), f"{(g - 1) * 100:+.2f}%", ci, str(n),
+                     f'<span class="muted">{few} with fewer than {RELIABLE_REPETITIONS} repetitions: '
+                     f"{NOT_ENOUGH}</span>" if few else ""])
+    return ('<h2 id="latest">Latest commit against the one before</h2>' +
+            table(["machine", "geometric mean of time ratios", "95 % confidence interval", "benchmarks", ""],
+                  rows, raw=True, num_cols=(1, 2, 3), cls="latest-summary"))
+
+
 def _index(res, db, metric, min_size, min_step, alpha):
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machines = sorted({m for m, _ in res})
@@ -250,6 +294,7 @@ def _index(res, db, metric, min_size, min_step, alpha):
          f"and a change of at least {min_step * 100:g}% agree, with at least {min_size} commits on each side; "
          "single outliers are not steps.</p>",
          "<nav>" + "".join(f'<a href="#{machine_anchor(m)}">{esc(m)}</a>' for m in machines) + "</nav>",
+         _latest_summary(res, machines),
          f'<h2 id="open">Open regressions ({len(opened)})</h2>']
     if opened:
         rows = []
@@ -298,7 +343,9 @@ def _index(res, db, metric, min_size, min_step, alpha):
             flag = ' <span class="noise">noise changed</span>' if r["noise"] else ""
             rows.append([f'<a href="bench/{esc(slug(n))}.html#{machine_anchor(m)}">{esc(n)}</a>',
                          str(len(r["points"])), esc(last.commit),
-                         esc(_fmt(last.value)) if _ok(last.value) else "no value",
+                         (esc(_fmt(last.value)) if _ok(last.value) else "no value")
+                         + (f' <span class="muted">({NOT_ENOUGH}: {last.samples} repetitions)</span>'
+                            if _ok(last.value) and last.samples < RELIABLE_REPETITIONS else ""),
                          f'<span class="{cls}">{esc(r["status"])}</span>{flag}'])
         b.append(table(["benchmark", "commits", "latest commit", "latest", "status"], rows, raw=True,
                        num_cols=(1, 3), cls="machine-benchmarks"))

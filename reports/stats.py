@@ -138,6 +138,19 @@ def spread(values):
     return (max(v) - min(v)) / med if med else None
 
 
+def geomean_ci(values, level=0.95):
+    """(geometric mean, low, high): the confidence interval from Student's t on the logarithms
+    (low and high None for fewer than two values)."""
+    vals = np.array([math.log(v) for v in values if v is not None and v > 0 and math.isfinite(v)])
+    if len(vals) == 0:
+        return None, None, None
+    m = float(vals.mean())
+    if len(vals) < 2:
+        return math.exp(m), None, None
+    half = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1)) * float(vals.std(ddof=1)) / math.sqrt(len(vals))
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
 def geomean(values):
     vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
     if not vals:

@@ -49,7 +49,7 @@ def cli_run():
 def small_run():
     """A small synthetic run (fast to plot)."""
     def make(**kw):
-        args = dict(ops=("gelu_bwd",), dtypes=("f32",), sizes=[1024, 16384, 262144], reps=5)
+        args = dict(ops=("gelu_bwd",), dtypes=("f32",), sizes=[1024, 16384, 262144], reps=9)
         args.update(kw)
         return synth.make_run(**args)
     return make

@@ -101,7 +101,7 @@ def test_names():
 
 
 def test_synthetic_run_roundtrip(tmp_path, small_run):
-    path = write_json(tmp_path / "r.json", small_run(unit="us"))
+    path = write_json(tmp_path / "r.json", small_run(unit="us", reps=5))
     run = gbench.load(path)
     kinds = {b.parsed.kind for b in run.benches.values()}
     assert kinds == {"variant", "peer", "api", "roof", "atlas"}

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   std::vector<Subject> subjects{{"ours", nullptr}};
   for (auto& p : peers)
     if (p->Supports(op, dt, params)) subjects.push_back({p->Name(), p.get()});
-  const actgrad::KernelChoice kc = actgrad::ChooseKernel(op, dt, params.gelu_approx, n, false);
+  const actgrad::KernelChoice kc = actgrad::ChooseKernel(op, dt, params.gelu_approx, n, actgrad::tables::Layout::kContig);
 
   std::printf("# %s %s n=%zu threads=%d vary=%s; ours = %s; median us per call of %d x %.1f ms\n",
               op_name.c_str(), dtype_name.c_str(), n, threads, vary.c_str(), kc.variant->name.c_str(), reps, min_ms);

@@ -10,7 +10,9 @@
 #include "runtime/error.h"
 #include "runtime/objects.h"
 #include "tiling/dispatch.h"
+#include "tiling/layout.h"
 #include "variants/thread_pool.h"
+#include "variants/tile_copy.h"
 #include "variants/variant.h"
 
 namespace actgrad::rt {
@@ -162,15 +164,33 @@ int GeneralPlan(const char* op, const char* const names[3], Plan* plan, const ac
     for (int k = 0; k < 3; ++k)
       if (const int st = MakeOperand(op, names[k], t[k], shape.data(), nd, &ops[k])) return st;
     for (auto& o : ops)
-      for (size_t i = 0; i < nd; ++i) plan->broadcast |= (o.strides[i] == 0);
+      for (size_t i = 0; i < nd; ++i) plan->broadcast |= (o.strides[i] == 0 && shape[i] != 1);
+
+    // The order of the elements is free (elementwise): flip the dims out
+    // walks backwards, then order the dims by out's strides, largest first
+    // (as PyTorch's TensorIterator does), so that out's innermost dim is its
+    // smallest stride and PlanPath::kRuns applies to a transposed out too.
+    int perm[kMaxDims];
+    int pn = 0;
+    for (size_t i = 0; i < nd; ++i) {
+      if (shape[i] == 1) continue;
+      if (ops[2].strides[i] < 0)
+        for (auto& o : ops) {  // within the view: CheckTensor
+          o.base += (shape[i] - 1) * o.strides[i] * int64_t(DTypeSize(o.dtype));
+          o.strides[i] = -o.strides[i];
+        }
+      perm[pn++] = int(i);
+    }
+    for (int i = 1; i < pn; ++i)  // stable insertion sort (at most kMaxDims)
+      for (int j = i; j > 0 && ops[2].strides[perm[j]] > ops[2].strides[perm[j - 1]]; --j) std::swap(perm[j], perm[j - 1]);
 
     // Coalesce: drop size-1 dims, merge a dim into the next when every operand
     // walks them as one (a stride * size that overflows merges nothing).
     int64_t* cs = plan->shape;  // cn dims so far (cn <= i: in place is safe for the operands' strides)
     int cn = 0;
     int64_t* cst[3] = {plan->g.strides, plan->x.strides, plan->out.strides};
-    for (size_t i = 0; i < nd; ++i) {
-      if (shape[i] == 1) continue;
+    for (int q = 0; q < pn; ++q) {
+      const size_t i = size_t(perm[q]);
       bool merge = cn > 0;
       for (int k = 0; k < 3 && merge; ++k) {
         int64_t outer;
@@ -230,6 +250,64 @@ bool ContiguousPlan(Plan* plan, const aclTensor* const t[3]) {
   return true;
 }
 
+// Decides plan->path (and the operands' `gathered`); returns the layout
+// whose table cell picks the kernel.
+tables::Layout ChoosePath(Plan* p) {
+  p->g.gathered = p->x.gathered = p->out.gathered = false;
+  if (p->g.flat && p->x.flat && p->out.flat) {
+    p->path = PlanPath::kFlat;
+    return tables::Layout::kContig;
+  }
+  const int d = p->ndim - 1;
+  const size_t esize = DTypeSize(p->dtype);
+  const bool same_dtype = p->g.dtype == p->dtype && p->x.dtype == p->dtype && p->out.dtype == p->dtype;
+  if (!same_dtype || p->out.strides[d] != 1 || uint64_t(p->shape[d]) * esize < kMinRunBytes) {
+    p->path = PlanPath::kBlocks;
+    return p->broadcast ? tables::Layout::kBcast : tables::Layout::kTransposed;
+  }
+  p->path = PlanPath::kRuns;
+  bool splat = false;
+  for (OperandView* v : {&p->g, &p->x}) {
+    v->gathered = v->strides[d] != 0 && v->strides[d] != 1;
+    splat |= v->strides[d] == 0;
+  }
+  if (p->g.gathered || p->x.gathered) return tables::Layout::kTransposed;
+  return splat ? tables::Layout::kBcast : tables::Layout::kStrided;
+}
+
+uint64_t Align64(uint64_t b) { return (b + 63) / 64 * 64; }
+
+// kRuns: the tile of one kernel call and each thread's workspace (run
+// pointers, splat vectors, gathered tiles). A tile without a gathered input
+// holds about a chunk (Split::chunk, or the default) of whole runs where the
+// runs are short, a chunk of one run where they are long; with one, the
+// table's tile (Split::tile_rows x tile_cols) or the default 64 x 64.
+void SizeTile(Plan* p) {
+  const int d = p->ndim - 1;
+  const int64_t cols = p->shape[d];
+  const int64_t rows = p->g.gathered || p->x.gathered ? (d >= 1 ? p->shape[d - 1] : 1) : int64_t(p->numel / uint64_t(cols));
+  const Split& split = p->kernel.split;
+  int64_t tc, tr;
+  if (p->g.gathered || p->x.gathered) {
+    tc = split.tile_cols > 0 ? split.tile_cols : kDefaultTileCols;
+    tr = split.tile_rows > 0 ? split.tile_rows : kDefaultTileRows;
+  } else {
+    const int64_t chunk = split.chunk > 0 ? split.chunk : int64_t(DefaultChunk(size_t(p->numel), split.threads));
+    tc = std::min(cols, chunk);
+    tr = chunk / tc;
+  }
+  p->tile_rows = std::max<int64_t>(1, std::min({tr, rows, kMaxTileRows}));
+  if (p->g.gathered || p->x.gathered) tc = std::min(tc, kMaxTileElems / p->tile_rows);  // bounds the buffers
+  p->tile_cols = std::max<int64_t>(1, std::min(tc, cols));
+  const uint64_t r = uint64_t(p->tile_rows);
+  uint64_t bytes = Align64(3 * r * sizeof(void*));
+  for (const OperandView* v : {&p->g, &p->x}) {
+    if (v->strides[d] == 0) bytes += r * kSplatBytes;
+    if (v->gathered) bytes += Align64(r * uint64_t(p->tile_cols) * DTypeSize(p->dtype));
+  }
+  p->thread_bytes = bytes;
+}
+
 }  // namespace
 
 int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
@@ -240,15 +318,16 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
                 out->dims.size(), kMaxDims);
   if (!same_dims_and_dtype || !ContiguousPlan(plan, t))
     if (const int st = GeneralPlan(op, names, plan, t)) return st;
-  const bool fast = plan->g.flat && plan->x.flat && plan->out.flat;
-  plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, !fast);
+  const tables::Layout layout = ChoosePath(plan);
+  plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, layout);
   // A factor-table variant builds its table now, not in its first phase two.
   if (plan->kernel.variant) PrepareVariant(*plan->kernel.variant, plan->params);
-  // Gather buffers: one block per operand per thread (none when nothing runs).
   plan->workspace = 0;
-  if (!fast && plan->numel > 0 &&
-      __builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), 3 * kBlockElems * DTypeSize(plan->dtype),
-                             &plan->workspace))
+  plan->thread_bytes = 0;
+  if (plan->numel == 0 || plan->path == PlanPath::kFlat) return ACLNN_SUCCESS;
+  if (plan->path == PlanPath::kRuns) SizeTile(plan);
+  else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
+  if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
   return ACLNN_SUCCESS;
 }
@@ -347,6 +426,120 @@ void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
   });
 }
 
+// kSplatBytes of copies of the element at src (Runs: a splat input).
+template <typename T>
+void FillSplatOf(char* dst, const char* src) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  T lanes[kSplatBytes / sizeof(T)];
+  for (T& l : lanes) l = v;  // vector stores
+  std::memcpy(dst, lanes, kSplatBytes);
+}
+void FillSplat(char* dst, const char* src, size_t esize) {
+  if (esize == 4) FillSplatOf<uint32_t>(dst, src);
+  else if (esize == 2) FillSplatOf<uint16_t>(dst, src);
+  else FillSplatOf<uint8_t>(dst, src);
+}
+
+// PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
+// dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
+// call per tile, the tiles shared among the threads. With a gathered input a
+// tile's rows stay within one stretch of dim ndim-2, so that they step by
+// one stride there and the copy is a 2-D tile.
+void ExecuteRuns(const Plan& p, void* workspace) {
+  const Variant& v = *p.kernel.variant;
+  const int d = p.ndim - 1;
+  const int64_t cols = p.shape[d];
+  const int64_t total_rows = int64_t(p.numel / uint64_t(cols));
+  const bool gathered = p.g.gathered || p.x.gathered;
+  const int64_t seg = gathered && d >= 1 ? p.shape[d - 1] : total_rows;  // rows a tile may not cross
+  const int64_t tr = p.tile_rows, tc = p.tile_cols;
+  const int64_t seg_tiles = (seg + tr - 1) / tr, col_tiles = (cols + tc - 1) / tc;
+  const int64_t tiles = total_rows / seg * seg_tiles * col_tiles;  // <= numel
+  const size_t esize = DTypeSize(p.dtype);
+  const OperandView* ops[3] = {&p.g, &p.x, &p.out};
+  int64_t cs[3], rs[3], rb[3];  // each operand's stride along the columns, along dim ndim-2, and that in bytes
+  for (int k = 0; k < 3; ++k) {
+    cs[k] = ops[k]->strides[d];
+    rs[k] = d >= 1 ? ops[k]->strides[d - 1] : 0;
+    rb[k] = rs[k] * int64_t(esize);
+  }
+  const int threads = int(std::min<int64_t>(std::max(1, p.kernel.split.threads), tiles));
+  ParallelFor(threads, tiles, [&](int64_t first, int64_t last, int thread) {
+    char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
+    const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
+    void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
+    char* next = ws + Align64(3 * uint64_t(tr) * sizeof(void*));
+    char* splat[2] = {};
+    char* tile[2] = {};
+    for (int k = 0; k < 2; ++k) {
+      if (cs[k] == 0) splat[k] = next, next += uint64_t(tr) * kSplatBytes;
+      if (ops[k]->gathered) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+    }
+    Runs runs;
+    runs.g = ptr[0];
+    runs.x = ptr[1];
+    runs.out = outp;
+    runs.splat_g = cs[0] == 0;
+    runs.splat_x = cs[1] == 0;
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t c0 = (t % col_tiles) * tc;
+      const int64_t st = t / col_tiles;  // the row tile
+      const int64_t r0 = st / seg_tiles * seg + st % seg_tiles * tr;
+      const int64_t nr = std::min(tr, seg - st % seg_tiles * tr), nc = std::min(tc, cols - c0);
+      // The first row's index over dims 0..ndim-2, and each operand's byte
+      // address there.
+      int64_t idx[kMaxDims];
+      const char* cur[3];
+      {
+        int64_t off[3] = {c0 * cs[0], c0 * cs[1], c0 * cs[2]};
+        int64_t rest = r0;
+        for (int i = d - 1; i >= 0; --i) {
+          idx[i] = rest % p.shape[i];
+          rest /= p.shape[i];
+          for (int k = 0; k < 3; ++k) off[k] += idx[i] * ops[k]->strides[i];
+        }
+        for (int k = 0; k < 3; ++k) cur[k] = ops[k]->base + off[k] * int64_t(esize);
+      }
+      for (int k = 0; k < 2; ++k)  // a gathered tile: its rows step by rs[k]
+        if (tile[k]) CopyTile(tile[k], cur[k], rs[k], cs[k], nr, nc, esize);
+      // The rows, a stretch of dim ndim-2 at a time (no carry inside one).
+      for (int64_t r = 0; r < nr;) {
+        const int64_t len = d >= 1 ? std::min(nr - r, p.shape[d - 1] - idx[d - 1]) : nr - r;
+        for (int k = 0; k < 2; ++k) {
+          const void** dst = ptr[k] + r;
+          if (splat[k]) {
+            for (int64_t j = 0; j < len; ++j) {
+              char* sv = splat[k] + (r + j) * int64_t(kSplatBytes);
+              FillSplat(sv, cur[k] + j * rb[k], esize);
+              dst[j] = sv;
+            }
+          } else if (tile[k]) {
+            for (int64_t j = 0; j < len; ++j) dst[j] = tile[k] + (r + j) * nc * int64_t(esize);
+          } else {
+            for (int64_t j = 0; j < len; ++j) dst[j] = cur[k] + j * rb[k];
+          }
+        }
+        for (int64_t j = 0; j < len; ++j) outp[r + j] = const_cast<char*>(cur[2]) + j * rb[2];
+        r += len;
+        if (r == nr) break;
+        // Dim ndim-2 wrapped (d >= 1 here): back to its first row, step the outer dims.
+        for (int k = 0; k < 3; ++k) cur[k] -= idx[d - 1] * rb[k];
+        idx[d - 1] = 0;
+        for (int i = d - 2; i >= 0; --i) {
+          for (int k = 0; k < 3; ++k) cur[k] += ops[k]->strides[i] * int64_t(esize);
+          if (++idx[i] < p.shape[i]) break;
+          for (int k = 0; k < 3; ++k) cur[k] -= idx[i] * ops[k]->strides[i] * int64_t(esize);
+          idx[i] = 0;
+        }
+      }
+      runs.count = size_t(nr);
+      KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
+      v.fn(a);
+    }
+  });
+}
+
 }  // namespace
 
 void Execute(const Plan& p, void* workspace) {
@@ -354,8 +547,12 @@ void Execute(const Plan& p, void* workspace) {
   const Variant& v = *p.kernel.variant;
   const Split& split = p.kernel.split;
   KernelArgs args{p.g.base, p.x.base, p.out.base, size_t(p.numel), p.params, size_t(split.stage_tile)};
-  if (p.g.flat && p.x.flat && p.out.flat) {
+  if (p.path == PlanPath::kFlat) {
     RunVariant(v, args, split);
+    return;
+  }
+  if (p.path == PlanPath::kRuns) {
+    ExecuteRuns(p, workspace);
     return;
   }
   const size_t esize = DTypeSize(p.dtype);

@@ -14,7 +14,26 @@ struct aclTensor;
 namespace actgrad::rt {
 
 inline constexpr int kMaxDims = 8;
-inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread
+inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread (PlanPath::kBlocks)
+// PlanPath::kRuns: runs shorter than this many bytes go the kBlocks way (a
+// kernel call per short run costs more than copying it); at most
+// kMaxTileRows runs per kernel call.
+inline constexpr size_t kMinRunBytes = 64;
+inline constexpr int64_t kMaxTileRows = 1024;
+inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a gathered tile, per input
+// The gathered tile of a transposed input when the table's split has none:
+// 64 x 64 elements (both sides read and written in whole cache lines).
+inline constexpr int64_t kDefaultTileRows = 64, kDefaultTileCols = 64;
+
+// How phase two walks a plan (docs/architecture.md, "Views"):
+//  kFlat   every operand contiguous: the variant on the whole range;
+//  kRuns   out contiguous along the (coalesced, reordered) innermost dim, runs
+//          of at least kMinRunBytes: the variant on tiles of runs in place;
+//          an input with inner stride 0 is a splat per run, one with another
+//          inner stride (a transposed view) is copied tile by tile;
+//  kBlocks anything else (short runs, dtype promotion): blocks of
+//          kBlockElems gathered, computed and scattered.
+enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
 
 // Fixed-size storage (no heap): a plan holds at most kMaxDims dims, as every
 // tensor the ops accept does (CheckTensor), so building and dropping one
@@ -23,6 +42,7 @@ struct OperandView {
   char* base = nullptr;  // data + offset * element size
   DType dtype = DType::kF32;
   bool flat = false;             // contiguous over the whole plan in the compute dtype
+  bool gathered = false;         // kRuns: copied tile by tile (inner stride neither 0 nor 1)
   int64_t strides[kMaxDims] = {};  // in elements, one per plan dim (0 = broadcast); plan.ndim of them
 };
 
@@ -37,6 +57,12 @@ struct Plan {
   KernelChoice kernel;         // the variant and its Split (ChooseKernel)
   uint64_t workspace = 0;      // bytes phase two needs (gather buffers)
   bool broadcast = false;
+  PlanPath path = PlanPath::kFlat;
+  // kRuns: the tile one kernel call computes: up to tile_rows runs (along
+  // dim ndim-2) of up to tile_cols elements (along dim ndim-1); thread_bytes:
+  // each thread's share of the workspace.
+  int64_t tile_rows = 1, tile_cols = 1;
+  uint64_t thread_bytes = 0;
 };
 
 // Validation of one tensor for an op (its dtype already checked; esize is its

@@ -5,8 +5,11 @@
 namespace actgrad {
 
 std::string Choice::Key() const {
-  return variant + "|t" + std::to_string(split.threads) + "|c" + std::to_string(split.chunk) + "|s" +
-         std::to_string(split.stage_tile);
+  std::string k = variant + "|t" + std::to_string(split.threads) + "|c" + std::to_string(split.chunk) + "|s" +
+                  std::to_string(split.stage_tile);
+  if (split.tile_rows || split.tile_cols)  // keys without a tile stay as they were
+    k += "|r" + std::to_string(split.tile_rows) + "x" + std::to_string(split.tile_cols);
+  return k;
 }
 
 KernelChoice Resolve(const Choice& c, bool from_table) {

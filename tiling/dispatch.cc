@@ -34,8 +34,8 @@ struct Cell {
 // lower first at equal distance), -1 when the row has none; filled by Select
 // once every entry is in (FindNearest), so a call does no search.
 struct Grid {
-  Cell cells[kNumOps][kNumDTypes][2][2][kOctaves];
-  int8_t nearest[kNumOps][kNumDTypes][2][2][kOctaves];
+  Cell cells[kNumOps][kNumDTypes][2][tables::kNumLayouts][kOctaves];
+  int8_t nearest[kNumOps][kNumDTypes][2][tables::kNumLayouts][kOctaves];
 };
 static_assert(kOctaves <= 127, "nearest[] holds an octave in an int8_t");
 
@@ -75,7 +75,7 @@ struct EntryCell {
 void Add(Active* a, EntryCell e, Skipped* skipped) {
   const auto& [op, dtype, mode, layout, octave, best, one_thread_in, rule, lo, hi] = e;
   std::optional<Choice> one_thread = one_thread_in;
-  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout > 1 || octave < 0 || octave >= kOctaves) return;
+  if (op >= kNumOps || dtype >= kNumDTypes || mode > 1 || layout >= tables::kNumLayouts || octave < 0 || octave >= kOctaves) return;
   Cell& cell = a->grid->cells[op][dtype][mode][layout][octave];
   cell = Cell{};
   cell.rule = rule;
@@ -120,7 +120,7 @@ void FindNearest(Grid* g) {
   for (int op = 0; op < kNumOps; ++op)
     for (int dt = 0; dt < kNumDTypes; ++dt)
       for (int mode = 0; mode < 2; ++mode)
-        for (int layout = 0; layout < 2; ++layout) {
+        for (int layout = 0; layout < tables::kNumLayouts; ++layout) {
           const auto& cells = g->cells[op][dt][mode][layout];
           int below[kOctaves], above[kOctaves];  // the nearest octave with an entry below / above b; -1: none
           for (int b = 0, last = -1; b < kOctaves; ++b) below[b] = last, last = HasEntry(cells[b]) ? b : last;
@@ -233,7 +233,7 @@ struct Memo {
   int cap = 0;
   DType dtype = DType::kF32;
   GeluApprox mode = GeluApprox::kNone;
-  bool broadcast = false;
+  tables::Layout layout = tables::Layout::kContig;
   KernelChoice choice;
 };
 struct ThreadDispatch {
@@ -254,8 +254,8 @@ namespace {
 // The cell serving n: n's octave if the table has an entry there, else the
 // nearest octave with one (tables cover 1K..128M; smaller and larger sizes use
 // the end octaves); nullptr when the table has none for (op, dtype, mode, layout).
-const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
-  const int layout = broadcast ? 1 : 0;
+const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout l) {
+  const int layout = int(l);
   const auto& cells = a->grid->cells[int(op)][int(dtype)][int(mode)][layout];
   const auto has = [&](int s) { return s >= 0 && s < kOctaves && HasEntry(cells[s]); };
   const int b = SizeOctave(n);
@@ -309,7 +309,7 @@ C AtSize(const C& best, const C* one_thread, const std::optional<ThreadRule>& ru
 
 }  // namespace
 
-KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
+KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout) {
   const int cap = MaxThreads();
   ThreadDispatch& td = t_dispatch;  // after the call: one TLS look-up
   if (const KernelChoice* f = td.forced; f && f->variant && f->variant->op == op && f->variant->dtype == dtype)
@@ -318,20 +318,20 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool 
   const uint64_t reloads = g_reloads.load(std::memory_order_relaxed);
   Memo* memo = int(op) >= 0 && int(op) < kNumOps ? &td.memo[int(op)] : nullptr;
   if (memo && memo->reloads == reloads && memo->n == n && memo->cap == cap && memo->dtype == dtype &&
-      memo->mode == mode && memo->broadcast == broadcast)
+      memo->mode == mode && memo->layout == layout)
     return memo->choice;
-  const Cell* cell = FindCell(a, op, dtype, mode, n, broadcast);
+  const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
   const KernelChoice k = !cell || cell->unrunnable
                              ? DefaultKernel(op, dtype, mode, n, cap)
                              : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
                                       n, cap);
-  if (memo) *memo = Memo{reloads, n, cap, dtype, mode, broadcast, k};
+  if (memo) *memo = Memo{reloads, n, cap, dtype, mode, layout, k};
   return k;
 }
 
-Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast) {
+Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout) {
   const Active* a = Get();
-  const Cell* cell = FindCell(a, op, dtype, mode, n, broadcast);
+  const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
   if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n);
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
   return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, n, MaxThreads());

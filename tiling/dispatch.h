@@ -1,4 +1,5 @@
 // Shipping dispatch: (op, dtype, size, layout) -> the kernel and its Split.
+// layout: the table cell's (tables::Layout; the runtime's plan decides it).
 // Reads only the compiled-in tiling tables (or the ACTGRAD_TILING_TABLE
 // override); never the tuner.
 #pragma once
@@ -8,6 +9,7 @@
 
 #include "actgrad/types.h"
 #include "tiling/choice.h"
+#include "tiling/layout.h"
 
 namespace actgrad {
 
@@ -18,11 +20,11 @@ namespace actgrad {
 // choice if it has one), or the default (DefaultChoice) where the table has
 // no entry or names a variant this CPU cannot run. A ScopedKernelOverride on
 // this thread comes first.
-KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast);
+KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout);
 
 // The same decision as a Choice (the variant named), without the override:
 // what the library ships for the cell (actgrad-tune --check's incumbent).
-Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, bool broadcast);
+Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout);
 
 // Which table the dispatch uses: its machine id and where it came from
 // ("compiled:<json path>" or "env:<path>"), and why it was chosen.

@@ -17,11 +17,21 @@
 
 namespace actgrad::tables {
 
-const char* LayoutName(Layout l) { return l == Layout::kContig ? "contig" : "bcast"; }
+const char* LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kContig: return "contig";
+    case Layout::kBcast: return "bcast";
+    case Layout::kStrided: return "strided";
+    case Layout::kTransposed: return "transposed";
+  }
+  return "?";
+}
 
 bool ParseLayout(const std::string& s, Layout* out) {
   if (s == "contig") return *out = Layout::kContig, true;
   if (s == "bcast") return *out = Layout::kBcast, true;
+  if (s == "strided") return *out = Layout::kStrided, true;
+  if (s == "transposed") return *out = Layout::kTransposed, true;
   return false;
 }
 
@@ -163,8 +173,10 @@ bool ReadBoundedFile(const std::string& path, std::string* text, std::string* er
 // runner_up): v3 "chunk" and "stage_tile"; v1/v2 "tile", the chunk of a CPU
 // table and the stage tile (UB tile length) of another backend's.
 bool SplitFields(Fields& f, int version, bool cpu, Split* out) {
-  if (version >= 3)
-    return f.Int("chunk", 0, INT64_MAX, &out->chunk, false) && f.Int("stage_tile", 0, INT64_MAX, &out->stage_tile, false);
+  if (version >= 3)  // v4 adds the optional "tile_rows" and "tile_cols" (a transposed layout's tile)
+    return f.Int("chunk", 0, INT64_MAX, &out->chunk, false) && f.Int("stage_tile", 0, INT64_MAX, &out->stage_tile, false) &&
+           f.Int("tile_rows", 0, kMaxTileExtent, &out->tile_rows, false) &&
+           f.Int("tile_cols", 0, kMaxTileExtent, &out->tile_cols, false);
   return f.Int("tile", 0, INT64_MAX, cpu ? &out->chunk : &out->stage_tile, false);
 }
 
@@ -367,6 +379,15 @@ bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool
   return true;
 }
 
+namespace {
+// A split's tile, written only when it has one (tables without stay as they were).
+void AddTile(const Split& s, json* x) {
+  if (!s.tile_rows && !s.tile_cols) return;
+  (*x)["tile_rows"] = s.tile_rows;
+  (*x)["tile_cols"] = s.tile_cols;
+}
+}  // namespace
+
 json ToJson(const Table& t) {
   json j;
   j["schema"] = kSchemaName;
@@ -391,19 +412,24 @@ json ToJson(const Table& t) {
       x["threads"] = e.choice.split.threads;
     x["chunk"] = e.choice.split.chunk;
     x["stage_tile"] = e.choice.split.stage_tile;
+    AddTile(e.choice.split, &x);
     x["median_ns"] = e.median_ns;
     x["spread_pct"] = e.spread_pct;
-    if (e.one_thread)
+    if (e.one_thread) {
       x["one_thread"] = {{"variant", e.one_thread->variant},
                          {"chunk", e.one_thread->split.chunk},
                          {"stage_tile", e.one_thread->split.stage_tile}};
+      AddTile(e.one_thread->split, &x["one_thread"]);
+    }
     x["runner_up"] = nullptr;
-    if (e.runner_up)
+    if (e.runner_up) {
       x["runner_up"] = {{"variant", e.runner_up->choice.variant},
                         {"threads", e.runner_up->choice.split.threads},
                         {"chunk", e.runner_up->choice.split.chunk},
                         {"stage_tile", e.runner_up->choice.split.stage_tile},
                         {"median_ns", e.runner_up->median_ns}};
+      AddTile(e.runner_up->choice.split, &x["runner_up"]);
+    }
     if (!e.extra.is_null()) x["extra"] = e.extra;
     j["entries"].push_back(std::move(x));
   }

@@ -11,6 +11,7 @@
 
 #include "actgrad/types.h"
 #include "tiling/choice.h"
+#include "tiling/layout.h"
 #include "tiling/size_cells.h"
 
 namespace actgrad::tables {
@@ -32,10 +33,8 @@ inline constexpr uint64_t kMaxTableBytes = uint64_t(16) << 20;  // 16 MiB
 // Tables nest 6 deep; nlohmann copies, compares and prints recursively, so a
 // document nested 200,000 deep would overflow the stack.
 inline constexpr int kMaxJsonDepth = 64;
-
-enum class Layout : uint8_t { kContig = 0, kBcast = 1 };
-const char* LayoutName(Layout l);
-bool ParseLayout(const std::string& s, Layout* out);
+// The largest tile extent (Split::tile_rows, tile_cols) a table may give.
+inline constexpr int64_t kMaxTileExtent = 1 << 16;
 
 // A choice with the time it measured (the runner-up of a cell).
 struct Measured {

@@ -140,72 +140,95 @@ HWY_INLINE void PartialVector(DF df, const OpConsts<DF>& c, const T* g, const T*
   std::memcpy(out, ob, m * sizeof(T));
 }
 
-// Any m: whole vectors with ordinary stores, then the partial rest.
+// Any m: whole vectors with ordinary stores, then the partial rest. gs, xs:
+// the input strides (1, or 0 for a splat: g or x is a vector of copies, so
+// PartialVector's copy of m < N elements reads copies too).
 template <class Op, typename T, class DF>
-HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m) {
+HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m, size_t gs,
+                          size_t xs) {
   const size_t N = hn::Lanes(df);
   size_t i = 0;
-  for (; i + N <= m; i += N) StoreF(df, Op::Apply(df, LoadF(df, g + i), LoadF(df, x + i), c), out + i);
-  if (i < m) PartialVector<Op>(df, c, g + i, x + i, out + i, m - i);
+  for (; i + N <= m; i += N) StoreF(df, Op::Apply(df, LoadF(df, g + i * gs), LoadF(df, x + i * xs), c), out + i);
+  if (i < m) PartialVector<Op>(df, c, g + i * gs, x + i * xs, out + i, m - i);
 }
 
-// out_dtype: the dtype the results are finally stored in (T, or the staged
-// variant's storage type), for the overflow band of ops-inl.h.
+// The inputs of run `ri` of a call with several (a view's runs lie apart:
+// the hardware prefetchers see them late), at most kPrefetchBytes of each.
+inline constexpr size_t kPrefetchBytes = 512;
+HWY_INLINE void PrefetchRun(const KernelArgs& a, size_t ri, size_t bytes) {
+  const size_t b = std::min(bytes, kPrefetchBytes);
+  for (const void* p : {a.runs->g[ri], a.runs->x[ri]})
+    for (size_t o = 0; o < b; o += 64) hwy::Prefetch(static_cast<const char*>(p) + o);
+}
+
+// Every run of the call (variant.h RunAt). out_dtype: the dtype the
+// results are finally stored in (T, or the staged variant's storage type),
+// for the overflow band of ops-inl.h.
 template <class Op, typename T, int kUnroll, bool kNT>
-HWY_NOINLINE void RunInRegisters(const T* g, const T* x, T* out, size_t n,
-                                 const OpParams& p, DType out_dtype) {
+HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
-  const auto c = MakeConsts(df, p, out_dtype);
-  size_t i = 0;
-  if constexpr (kNT) {
-    // Peel until the output is aligned for streaming stores.
-    const size_t align = N * 4;  // bytes of one full vector
-    const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
-    size_t head = mis ? (align - mis) / sizeof(T) : 0;
-    if (reinterpret_cast<uintptr_t>(out) % sizeof(T)) head = n;  // cannot align: no streaming
-    head = std::min(head, n);
-    Remainder<Op>(df, c, g, x, out, head);
-    i = head;
-    static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
-  }
-  const size_t step = kUnroll * N;
-  for (; i + step <= n; i += step) {
+  const auto c = MakeConsts(df, a.params, out_dtype);
+  const size_t n = a.n;
+  const size_t runs = RunCount(a);
+  for (size_t ri = 0; ri < runs; ++ri) {
+    const RunPtrs<T> run = RunAt<T>(a, ri);
+    if (ri + 1 < runs) PrefetchRun(a, ri + 1, n * sizeof(T));
+    const T* g = run.g;
+    const T* x = run.x;
+    T* out = run.out;
+    const size_t gs = run.gs, xs = run.xs;
+    size_t i = 0;
+    if constexpr (kNT) {
+      // Peel until the output is aligned for streaming stores.
+      const size_t align = N * 4;  // bytes of one full vector
+      const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
+      size_t head = mis ? (align - mis) / sizeof(T) : 0;
+      if (reinterpret_cast<uintptr_t>(out) % sizeof(T)) head = n;  // cannot align: no streaming
+      head = std::min(head, n);
+      Remainder<Op>(df, c, g, x, out, head, gs, xs);
+      i = head;
+      static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
+    }
+    const size_t step = kUnroll * N;
+    for (; i + step <= n; i += step) {
 #if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
-    if constexpr (kNT && sizeof(T) == 2) {
-      const hn::Repartition<uint16_t, decltype(df)> du16;
-      for (int k = 0; k < kUnroll; k += 2) {
-        const size_t o0 = i + k * N, o1 = o0 + N;
-        const auto r0 = Op::Apply(df, LoadF(df, g + o0), LoadF(df, x + o0), c);
-        const auto r1 = Op::Apply(df, LoadF(df, g + o1), LoadF(df, x + o1), c);
-        const auto both = hn::Combine(du16, DemoteBits(df, r1, out), DemoteBits(df, r0, out));
-        hn::Stream(both, du16, reinterpret_cast<uint16_t*>(out + o0));
-      }
-    } else
+      if constexpr (kNT && sizeof(T) == 2) {
+        const hn::Repartition<uint16_t, decltype(df)> du16;
+        for (int k = 0; k < kUnroll; k += 2) {
+          const size_t o0 = i + k * N, o1 = o0 + N;
+          const auto r0 = Op::Apply(df, LoadF(df, g + o0 * gs), LoadF(df, x + o0 * xs), c);
+          const auto r1 = Op::Apply(df, LoadF(df, g + o1 * gs), LoadF(df, x + o1 * xs), c);
+          const auto both = hn::Combine(du16, DemoteBits(df, r1, out), DemoteBits(df, r0, out));
+          hn::Stream(both, du16, reinterpret_cast<uint16_t*>(out + o0));
+        }
+      } else
 #endif
-    {
-      for (int k = 0; k < kUnroll; ++k) {
-        const size_t o = i + k * N;
-        const auto r = Op::Apply(df, LoadF(df, g + o), LoadF(df, x + o), c);
-        if constexpr (kNT) hn::Stream(r, df, reinterpret_cast<float*>(out + o));
-        else StoreF(df, r, out + o);
+      {
+        for (int k = 0; k < kUnroll; ++k) {
+          const size_t o = i + k * N;
+          const auto r = Op::Apply(df, LoadF(df, g + o * gs), LoadF(df, x + o * xs), c);
+          if constexpr (kNT) hn::Stream(r, df, reinterpret_cast<float*>(out + o));
+          else StoreF(df, r, out + o);
+        }
       }
     }
+    Remainder<Op>(df, c, g + i * gs, x + i * xs, out + i, n - i, gs, xs);
   }
-  Remainder<Op>(df, c, g + i, x + i, out + i, n - i);
   if constexpr (kNT) hwy::FlushStream();
 }
 
 // ---- conversion loops for the staged strategy ------------------------------
+// m elements of src (stride 1, or 0: a splat vector of copies) to fp32.
 template <typename T>
-HWY_INLINE void ToF32(const T* src, float* dst, size_t m) {
+HWY_INLINE void ToF32(const T* src, size_t stride, float* dst, size_t m) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
   size_t i = 0;
-  for (; i + N <= m; i += N) hn::Store(LoadF(df, src + i), df, dst + i);
+  for (; i + N <= m; i += N) hn::Store(LoadF(df, src + i * stride), df, dst + i);
   for (; i < m; ++i) {
     HWY_ALIGN T one[HWY_MAX_BYTES / sizeof(float)] = {};
-    one[0] = src[i];
+    one[0] = src[i * stride];
     dst[i] = hn::GetLane(LoadF(df, one));
   }
 }
@@ -244,34 +267,41 @@ HWY_INLINE float* StageScratch(size_t stride) {
 // Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
 // cast back. The scratch lives per thread. tile: Split::stage_tile (split.h).
 template <class Op, typename T, int kUnroll>
-HWY_NOINLINE void RunStaged(const T* g, const T* x, T* out, size_t n, const OpParams& p, size_t tile) {
-  tile = tile ? std::min(tile, kMaxStageTile) : kDefaultStageTile;
+HWY_NOINLINE void RunStaged(const KernelArgs& a) {
+  const size_t n = a.n;
+  size_t tile = a.stage_tile ? std::min(a.stage_tile, kMaxStageTile) : kDefaultStageTile;
   tile = std::min(tile, std::max<size_t>(n, 1));
   const size_t stride = (tile + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
   float* sg = StageScratch(stride);
   float* sx = sg + stride;
-  for (size_t i = 0; i < n; i += tile) {
-    const size_t m = std::min(tile, n - i);
-    ToF32(g + i, sg, m);
-    ToF32(x + i, sx, m);
-    RunInRegisters<Op, float, kUnroll, false>(sg, sx, sg, m, p, DTypeOf<T>());
-    FromF32<T>(sg, out + i, m);
+  const size_t runs = RunCount(a);
+  for (size_t ri = 0; ri < runs; ++ri) {
+    const RunPtrs<T> run = RunAt<T>(a, ri);
+    for (size_t i = 0; i < n; i += tile) {
+      const size_t m = std::min(tile, n - i);
+      ToF32(run.g + i * run.gs, run.gs, sg, m);
+      ToF32(run.x + i * run.xs, run.xs, sx, m);
+      KernelArgs f32 = a;
+      f32.g = sg;
+      f32.x = sx;
+      f32.out = sg;
+      f32.n = m;
+      f32.runs = nullptr;
+      RunInRegisters<Op, float, kUnroll, false>(f32, DTypeOf<T>());
+      FromF32<T>(sg, run.out + i, m);
+    }
   }
 }
 
 template <class Op, typename T, Upcast kUp, int kUnroll, bool kNT>
 void Kernel(const KernelArgs& a) {
-  const T* g = static_cast<const T*>(a.g);
-  const T* x = static_cast<const T*>(a.x);
-  T* out = static_cast<T*>(a.out);
   if constexpr (kUp == Upcast::kStaged) {
     static_assert(!kNT, "staged variants use ordinary stores");
-    RunStaged<Op, T, kUnroll>(g, x, out, a.n, a.params, a.stage_tile);
+    RunStaged<Op, T, kUnroll>(a);
   } else {
-    RunInRegisters<Op, T, kUnroll, kNT>(g, x, out, a.n, a.params, DTypeOf<T>());
+    RunInRegisters<Op, T, kUnroll, kNT>(a, DTypeOf<T>());
   }
 }
-
 
 inline std::string ThisTargetName() {
   std::string s = hwy::TargetName(HWY_TARGET);

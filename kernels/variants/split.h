@@ -13,10 +13,16 @@ namespace actgrad {
 // (0 = DefaultChunk); `stage_tile` elements a staged-upcast variant converts
 // to fp32 per step (0 = kDefaultStageTile; other variants ignore it).
 // The tiling table stores it (docs/conventions.md), the tuner tunes it.
+//
+// `tile_rows` x `tile_cols`: for views with a transposed input (layout
+// "transposed", runtime/plan.h PlanPath::kRuns), the 2-D tile gathered and
+// computed at a time: runs x elements per run (0 = kDefaultTileRows/Cols).
 struct Split {
   int threads = 1;
   int64_t chunk = 0;
   int64_t stage_tile = 0;
+  int64_t tile_rows = 0;
+  int64_t tile_cols = 0;
   bool operator==(const Split&) const = default;
 };
 

@@ -12,8 +12,29 @@
 
 namespace actgrad {
 
-// Arguments of a contiguous kernel: n elements of g, x and out, all of the
-// variant's dtype. out may alias g or x exactly (in-place).
+// Several runs of one kernel call (KernelArgs::runs), for views whose
+// innermost dimension is contiguous: run r computes n elements from g[r] and
+// x[r] into out[r]. A splat input (a row broadcast: one value per run) reads
+// the same vector at every position: its pointer for run r points at
+// kSplatBytes of copies of the run's value (so every target's widest vector
+// load reads only copies), and the kernel steps through it with stride 0.
+#if defined(__aarch64__) || defined(__arm__)
+inline constexpr size_t kSplatBytes = 256;  // the widest vector of any Arm target (SVE: up to 2048 bits)
+#else
+inline constexpr size_t kSplatBytes = 64;  // the widest x86 vector (AVX-512)
+#endif
+struct Runs {
+  size_t count = 0;
+  const void* const* g = nullptr;
+  const void* const* x = nullptr;
+  void* const* out = nullptr;
+  bool splat_g = false;
+  bool splat_x = false;
+};
+
+// Arguments of a kernel: n elements of g, x and out, all of the variant's
+// dtype (runs == nullptr), or runs->count runs of n elements each (g, x and
+// out unused). out may alias g or x exactly (in-place).
 struct KernelArgs {
   const void* g;
   const void* x;
@@ -21,7 +42,28 @@ struct KernelArgs {
   size_t n;
   OpParams params;
   size_t stage_tile;  // Split::stage_tile: elements staged per step (upcast "staged"); 0 = kDefaultStageTile
+  const Runs* runs = nullptr;
 };
+
+// One run of a kernel call: where it reads and writes, and the input strides
+// (1, or 0 for a splat). Every kernel driver loops over
+// RunAt(a, 0 .. RunCount(a) - 1), so the contiguous call and the views share
+// one loop (a plain loop, not a callback: the body stays inlined).
+template <typename T>
+struct RunPtrs {
+  const T* g;
+  const T* x;
+  T* out;
+  size_t gs, xs;  // element stride of g and x: 1, or 0 (splat)
+};
+inline size_t RunCount(const KernelArgs& a) { return a.runs ? a.runs->count : 1; }
+template <typename T>
+inline RunPtrs<T> RunAt(const KernelArgs& a, size_t i) {
+  const Runs* r = a.runs;
+  if (!r) return {static_cast<const T*>(a.g), static_cast<const T*>(a.x), static_cast<T*>(a.out), 1, 1};
+  return {static_cast<const T*>(r->g[i]), static_cast<const T*>(r->x[i]), static_cast<T*>(r->out[i]),
+          r->splat_g ? size_t(0) : size_t(1), r->splat_x ? size_t(0) : size_t(1)};
+}
 
 using KernelFn = void (*)(const KernelArgs&);
 

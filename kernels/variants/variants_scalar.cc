@@ -64,19 +64,19 @@ float ScalarOp(Op op, float g, float x, const OpParams& p, GeluApprox mode, DTyp
 
 template <Op kOp, class S, GeluApprox kMode>
 void ScalarKernel(const KernelArgs& a) {
-  const auto* g = static_cast<const typename S::T*>(a.g);
-  const auto* x = static_cast<const typename S::T*>(a.x);
-  auto* out = static_cast<typename S::T*>(a.out);
-  for (size_t i = 0; i < a.n; ++i)
-    out[i] = S::Store(ScalarOp(kOp, S::Load(g[i]), S::Load(x[i]), a.params, kMode, S::kDType));
+  for (size_t k = 0; k < RunCount(a); ++k) {
+    const RunPtrs<typename S::T> r = RunAt<typename S::T>(a, k);
+    for (size_t i = 0; i < a.n; ++i)
+      r.out[i] = S::Store(ScalarOp(kOp, S::Load(r.g[i * r.gs]), S::Load(r.x[i * r.xs]), a.params, kMode, S::kDType));
+  }
 }
 
 template <typename Int>
 void SeluIntKernel(const KernelArgs& a) {
-  const Int* g = static_cast<const Int*>(a.g);
-  const Int* y = static_cast<const Int*>(a.x);
-  Int* out = static_cast<Int*>(a.out);
-  for (size_t i = 0; i < a.n; ++i) out[i] = ref::SeluBwdInt<Int>(g[i], y[i]);
+  for (size_t k = 0; k < RunCount(a); ++k) {
+    const RunPtrs<Int> r = RunAt<Int>(a, k);
+    for (size_t i = 0; i < a.n; ++i) r.out[i] = ref::SeluBwdInt<Int>(r.g[i * r.gs], r.x[i * r.xs]);
+  }
 }
 
 Variant Make(Op op, DType dt, const char* approx, GeluApprox mode, KernelFn fn) {

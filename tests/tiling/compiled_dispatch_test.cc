@@ -64,13 +64,12 @@ TEST_F(CompiledDispatch, CommittedTablesDispatchWhatTheirJsonSays) {
     ASSERT_EQ(ActiveTable().machine_id, ct.machine_id);
     ++tables_seen;
     for (const tables::Entry& e : t.entries) {
-      const bool bcast = e.layout == tables::Layout::kBcast;
       for (uint64_t n : {e.Lo(), (e.Lo() + e.Hi()) / 2, e.Hi() - 1})
         for (int cap : {1, 2, 64}) {
           omp_set_num_threads(cap);
           const Choice want = Expected(e, n, cap);
-          const KernelChoice got = ChooseKernel(e.op, e.dtype, e.mode, n, bcast);
-          const Choice named = TableChoice(e.op, e.dtype, e.mode, n, bcast);
+          const KernelChoice got = ChooseKernel(e.op, e.dtype, e.mode, n, e.layout);
+          const Choice named = TableChoice(e.op, e.dtype, e.mode, n, e.layout);
           const std::string got_name = got.variant ? got.variant->name : std::string();
           const bool ok = got_name == want.variant && got.split == want.split && named == want &&
                           got.from_table == Runs(e.choice);

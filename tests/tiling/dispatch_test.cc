@@ -104,7 +104,7 @@ TEST_F(Dispatch, FallbackChainOverCompiledTables) {
   EXPECT_EQ(ActiveTable().machine_id, "default");
   EXPECT_EQ(ActiveTable().reason, "portable default");
   if (default_entries == 0) {  // without entries every choice is the untuned default
-    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);
+    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig);
     const KernelChoice d = Resolve(DefaultChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000));
     EXPECT_EQ(c.variant, d.variant);
     EXPECT_EQ(c.split.threads, d.split.threads);
@@ -134,19 +134,19 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   EXPECT_EQ(ActiveTable().entries, 3u);
   EXPECT_NE(ActiveTableName().find("test-machine"), std::string::npos);
 
-  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);  // octave 16
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig);  // octave 16
   EXPECT_EQ(c.variant, scalar);
   EXPECT_TRUE(c.from_table);
   EXPECT_EQ(c.split.threads, 1);
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, tables::Layout::kContig);  // octave 18
   EXPECT_EQ(c.variant, other);
   EXPECT_EQ(c.split.threads, std::min(2, omp_get_max_threads()));
   EXPECT_EQ(c.split.chunk, 8192);
   // Broadcast has its own entries.
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, true);  // octave 14
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 20000, tables::Layout::kBcast);  // octave 14
   EXPECT_EQ(c.variant, scalar);
   // The tanh formula has no entry: the default for it.
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, 100000, false);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh, 100000, tables::Layout::kContig);
   EXPECT_EQ(c.variant, DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh));
 }
 
@@ -172,18 +172,18 @@ TEST_F(Dispatch, GrainsAndCrossoversPickThreadsAndCells) {
   ASSERT_EQ(ActiveTable().entries, 2u);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(64);
-  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 280000, false);  // octave 18, below 300000
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 280000, tables::Layout::kContig);  // octave 18, below 300000
   EXPECT_EQ(c.variant, scalar);
   EXPECT_EQ(c.split.threads, 1);
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, tables::Layout::kContig);
   EXPECT_EQ(c.variant, other);
   EXPECT_EQ(c.split.threads, 3);
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false);  // past the table: octave 18's rule
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, tables::Layout::kContig);  // past the table: octave 18's rule
   EXPECT_EQ(c.variant, other);
   EXPECT_EQ(c.split.threads, 64);
-  EXPECT_EQ(TableChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false).split.threads, 64);
+  EXPECT_EQ(TableChoice(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, tables::Layout::kContig).split.threads, 64);
   omp_set_num_threads(2);
-  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, false).split.threads, 2);
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 24, tables::Layout::kContig).split.threads, 2);
   omp_set_num_threads(saved);
 }
 
@@ -214,14 +214,14 @@ TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
   EXPECT_NE(err.find("2 entries name variants this CPU cannot run"), std::string::npos) << err;
   EXPECT_NE(err.find(unrunnable->name), std::string::npos) << err;
   for (uint64_t n : {uint64_t(5000), uint64_t(1) << 20}) {  // octaves 12 and 20: the default at n
-    const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, false);
+    const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, tables::Layout::kContig);
     const KernelChoice d = Resolve(DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n));
     EXPECT_EQ(c.variant, d.variant) << n;
     EXPECT_EQ(c.split.threads, d.split.threads) << n;
     EXPECT_FALSE(c.from_table) << n;
   }
   // The runnable entry still counts; the neighbours' defaults do not spread into it.
-  const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, 70000, false);
+  const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, 70000, tables::Layout::kContig);
   EXPECT_EQ(c.variant, runnable);
   EXPECT_TRUE(c.from_table);
 }
@@ -269,13 +269,13 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   ASSERT_EQ(ActiveTable().entries, 1u);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);
-  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);  // octave 18
+  KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, tables::Layout::kContig);  // octave 18
   EXPECT_EQ(c.variant, scalar);
   EXPECT_EQ(c.split.threads, 1);
   EXPECT_EQ(c.split.chunk, 0);
   EXPECT_EQ(c.split.stage_tile, 4096);
   omp_set_num_threads(2);
-  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, false);
+  c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 300000, tables::Layout::kContig);
   EXPECT_EQ(c.variant, other);
   EXPECT_EQ(c.split.threads, 2);
   omp_set_num_threads(saved);
@@ -317,7 +317,7 @@ TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   ReloadTilingTable();
   ASSERT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
-  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, n, false).variant, pick);
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, n, tables::Layout::kContig).variant, pick);
 
   auto run = [&](const std::vector<int64_t>& gdims, const std::vector<float>& gv, const std::vector<int64_t>& xdims,
                  const std::vector<float>& xv) {
@@ -350,18 +350,18 @@ TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
   // Contiguous: the fast path.
   std::vector<float> out = run({int64_t(n)}, g, {int64_t(n)}, x);
   EXPECT_EQ(std::memcmp(out.data(), expect.data(), n * 4), 0) << "aclnn did not run " << pick->name;
-  // Broadcast: g [4, 1024], x [1, 1024] -> the bcast entry.
-  std::vector<float> xb(x.begin(), x.begin() + 1024), xfull(n);
-  for (size_t i = 0; i < n; ++i) xfull[i] = xb[i % 1024];
+  // Row broadcast: g [64, 64], x [64, 1] (a splat per run) -> the bcast entry.
+  std::vector<float> xb(x.begin(), x.begin() + 64), xfull(n);
+  for (size_t i = 0; i < n; ++i) xfull[i] = xb[i / 64];
   const std::vector<float> expect_b = RunOn(*pick, g, xfull);
   const std::vector<float> ref_b = RunOn(*def, g, xfull);
-  out = run({4, 1024}, g, {1, 1024}, xb);
+  out = run({64, 64}, g, {64, 1}, xb);
   EXPECT_EQ(std::memcmp(out.data(), expect_b.data(), n * 4), 0) << "aclnn (bcast) did not run " << pick->name;
   if (std::memcmp(expect_b.data(), ref_b.data(), n * 4) != 0) {
     // And without the table the default runs: the dispatch really switches.
     unsetenv("ACTGRAD_TILING_TABLE");
     ReloadTilingTable("no-such-machine", "no-such-isa");
-    out = run({4, 1024}, g, {1, 1024}, xb);
+    out = run({64, 64}, g, {64, 1}, xb);
     EXPECT_EQ(std::memcmp(out.data(), ref_b.data(), n * 4), 0);
   }
 }
@@ -419,7 +419,7 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
     EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
     EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
     EXPECT_EQ(ActiveTable().machine_id, "default");
-    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, false);
+    const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig);
     ASSERT_NE(c.variant, nullptr);
     EXPECT_NE(c.variant, scalar);
   }

@@ -19,7 +19,7 @@ namespace actgrad::tune {
 struct Cell {
   Op op;
   DType dtype;
-  std::string layout;  // "contig" | "bcast"
+  std::string layout;  // tables::LayoutName: "contig" | "bcast" | "strided" | "transposed"
   int octave;          // n in [2^octave, 2^(octave+1)) (tables::Entry::octave)
   uint64_t n;          // the size measured for this cell
   // GELU only: which formula (erf = kNone, or tanh); kNone for the other ops.

@@ -28,6 +28,7 @@
 #include "tiling/size_cells.h"
 #include "tools/inputs/op_inputs.h"
 #include "tools/inputs/placement.h"
+#include "tools/inputs/views.h"
 #include "tools/tune/topology.h"
 #include "variants/thread_pool.h"
 
@@ -36,12 +37,11 @@ namespace actgrad::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int64_t kInner = 1024;  // bcast: g [rows, 1024], x [1, 1024]
 // Thread counts above 1 are candidates from this size on (below, a call is
 // too short to pay for waking the pool; RunVariant is serial below kSerialBelow).
 constexpr uint64_t kThreadedCandidatesFrom = 4 * kSerialBelow;
 
-// The workspace of a broadcast executor (the operands are in a PlacedArena).
+// The workspace of a view executor (the operands are in a PlacedArena).
 struct AlignedBuf {
   void* p = nullptr;
   size_t bytes = 0;
@@ -165,8 +165,9 @@ struct CpuBackend::Impl {
   nlohmann::json caches = ReadCaches();
   Topology topology = ThisTopology();
 
-  // The operands of the current (op, dtype): g and out with `data_n`
-  // elements, x with `data_x_n` (1024 for bcast cells).
+  // The operands of the current (op, dtype): g, x and out with `data_n`
+  // elements each (the views of a layout other than contig lie over them:
+  // tools/inputs/views.h, the benchmarks' views).
   int data_op = -1, data_dtype = -1;
   uint64_t data_n = 0, data_x_n = 0;
   int placement = 0;  // asked for by SetPlacement; the operands follow at the next Prepare
@@ -204,7 +205,7 @@ struct CpuBackend::Impl {
   // moved there when only the placement changed, else filled anew with this
   // cell's length (a move after a 64M cell must not copy 512 MB for a 1K one).
   void Prepare(const Cell& b, uint64_t need) {
-    const uint64_t need_x = b.layout == "bcast" ? uint64_t(kInner) : need;
+    const uint64_t need_x = need;
     const bool same = !operands.empty() && data_op == int(b.op) && data_dtype == int(b.dtype) &&
                       data_n == need && data_x_n == need_x;
     if (same && operands.placement().index == placement) return;
@@ -233,30 +234,50 @@ struct CpuBackend::Impl {
     return p;
   }
 
-  // Builds the repeatable executor of a bcast measurement with the forced choice.
+  // Builds the repeatable executor of a view measurement (every layout but
+  // contig: the API on the layout's views, tools/inputs/views.h) with the
+  // forced choice.
   void MakeExecutor(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
-    const int64_t rows = int64_t(n / kInner);
-    const int64_t gdims[2] = {rows, kInner}, gstr[2] = {kInner, 1};
-    const int64_t xdims[2] = {1, kInner}, xstr[2] = {kInner, 1};
+    inputs::ViewLayout l;
+    if (!inputs::ParseViewLayout(b.layout, &l) || !inputs::LayoutAppliesTo(l, b.op) || !inputs::LayoutFits(l, size_t(n)))
+      throw std::runtime_error("layout " + b.layout + " does not apply to " + std::string(OpName(b.op)) + " at n " +
+                               std::to_string(n));
+    const inputs::LayoutViews views = inputs::ViewsOf(l, size_t(n));
     const aclDataType t = ToAclDataType(b.dtype);
-    st->tg = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, operands.g());
-    st->tx = aclCreateTensor(xdims, 2, t, xstr, 0, ACL_FORMAT_ND, xdims, 2, operands.x());
-    st->to = aclCreateTensor(gdims, 2, t, gstr, 0, ACL_FORMAT_ND, gdims, 2, operands.out());
+    auto make = [&](const inputs::View& w, void* data) {
+      return aclCreateTensor(w.dims.data(), w.dims.size(), t, w.strides.data(), 0, ACL_FORMAT_ND, w.storage_dims.data(),
+                             w.storage_dims.size(), data);
+    };
+    st->tg = make(views.g, operands.g());
+    st->tx = make(views.x, operands.x());
+    st->to = make(views.out, operands.out());
     if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
     KernelChoice forced = Resolve(c);
     forced.variant = &v;
     ScopedKernelOverride scope(forced);
     aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
-    if (b.op == Op::kGeluBwd) {
-      char approx[8];
-      std::strcpy(approx, b.mode == GeluApprox::kTanh ? "tanh" : "none");
-      s = aclnnGeluBackwardV2GetWorkspaceSize(st->tg, st->tx, approx, st->to, &st->ws_size, &st->exec);
-    } else if (b.op == Op::kSoftshrinkBwd) {
-      float l = 0.5f;
-      st->lambd = aclCreateScalar(&l, ACL_FLOAT);
-      s = aclnnSoftshrinkBackwardGetWorkspaceSize(st->tg, st->tx, st->lambd, st->to, &st->ws_size, &st->exec);
-    } else {
-      throw std::runtime_error(std::string(OpName(b.op)) + " does not broadcast (layout bcast is not tunable)");
+    switch (b.op) {
+      case Op::kSeluBwd:
+        s = aclnnSeluBackwardGetWorkspaceSize(st->tg, st->tx, st->to, &st->ws_size, &st->exec);
+        break;
+      case Op::kHardswishBwd:
+        s = aclnnHardswishBackwardGetWorkspaceSize(st->tg, st->tx, st->to, &st->ws_size, &st->exec);
+        break;
+      case Op::kGeluBwd: {
+        char approx[8];
+        std::strcpy(approx, b.mode == GeluApprox::kTanh ? "tanh" : "none");
+        s = aclnnGeluBackwardV2GetWorkspaceSize(st->tg, st->tx, approx, st->to, &st->ws_size, &st->exec);
+        break;
+      }
+      case Op::kSoftshrinkBwd: {
+        float lambd = Params(b).lambd;
+        st->lambd = aclCreateScalar(&lambd, ACL_FLOAT);
+        s = aclnnSoftshrinkBackwardGetWorkspaceSize(st->tg, st->tx, st->lambd, st->to, &st->ws_size, &st->exec);
+        break;
+      }
+      case Op::kLogitGrad:  // x first, as the API takes it
+        s = aclnnLogitGradGetWorkspaceSize(st->tx, st->tg, double(Params(b).eps), st->to, &st->ws_size, &st->exec);
+        break;
     }
     if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase one: ") + aclGetRecentErrMsg());
     if (aclSetAclOpExecutorRepeatable(st->exec) != ACLNN_SUCCESS)
@@ -265,9 +286,15 @@ struct CpuBackend::Impl {
   }
 
   void RunOnce(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
-    if (b.layout == "bcast") {
-      aclnnStatus s = b.op == Op::kGeluBwd ? aclnnGeluBackwardV2(st->ws.p, st->ws_size, st->exec, nullptr)
-                                           : aclnnSoftshrinkBackward(st->ws.p, st->ws_size, st->exec, nullptr);
+    if (st->exec) {
+      aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
+      switch (b.op) {
+        case Op::kSeluBwd: s = aclnnSeluBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
+        case Op::kHardswishBwd: s = aclnnHardswishBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
+        case Op::kGeluBwd: s = aclnnGeluBackwardV2(st->ws.p, st->ws_size, st->exec, nullptr); break;
+        case Op::kSoftshrinkBwd: s = aclnnSoftshrinkBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
+        case Op::kLogitGrad: s = aclnnLogitGrad(st->ws.p, st->ws_size, st->exec, nullptr); break;
+      }
       if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + aclGetRecentErrMsg());
       return;
     }
@@ -281,7 +308,7 @@ struct CpuBackend::Impl {
     const std::string pkey = std::to_string(n);
     auto& st = states[c.Key() + "@" + pkey];
     if (!st) st.reset(new PointState);
-    if (b.layout == "bcast" && !st->exec) MakeExecutor(b, v, c, n, st.get());
+    if (b.layout != "contig" && !st->exec) MakeExecutor(b, v, c, n, st.get());
     if (!st->warmed) {
       // Warm-up once per candidate, size and placement, and calibrate the
       // loop. When one call at this size is known to take far longer than a
@@ -339,7 +366,8 @@ std::vector<uint64_t> CpuBackend::Points(const Cell& b) const {
     uint64_t n = uint64_t(std::llround(v));
     n = std::clamp<uint64_t>(n, lo, hi);
     n = std::min(n, std::max<uint64_t>(impl_->opts.max_n, 1));
-    if (b.layout == "bcast") n = std::max<uint64_t>(uint64_t(kInner), n / kInner * kInner);
+    inputs::ViewLayout l;
+    if (inputs::ParseViewLayout(b.layout, &l)) n = std::max<uint64_t>(inputs::FitDown(l, size_t(n)), 1);
     return n;
   };
   std::vector<uint64_t> p;
@@ -397,13 +425,20 @@ std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
 std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& best) {
   std::vector<Choice> out;
   const Variant* v = FindVariant(best.variant);
-  // bcast: phase two runs in gather blocks of rt::kBlockElems, not chunks.
-  if (!v || b.layout != "contig") return out;
+  if (!v) return out;
   auto add = [&](Split s) {
     const Choice c{best.variant, s};
     if (c != best && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   const int threads = best.split.threads;
+  if (b.layout == "transposed") {
+    // The gathered tile (runtime/plan.h SizeTile): runs x elements, both
+    // extents whole cache lines of 4-byte elements at least, L1- to L2-sized.
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{32, 64}, {64, 32}, {64, 128}, {128, 64}, {128, 128}, {16, 256}, {256, 16}})
+      add(Split{threads, best.split.chunk, best.split.stage_tile, r, c});
+    return out;
+  }
+  // contig, strided, bcast: the chunk (for views: the elements of one tile of runs).
   const size_t esize = DTypeSize(b.dtype);
   for (uint64_t bytes : L1ToL2Bytes(impl_->caches)) {
     // A chunk whose three operands fill the cache, whole cache lines, at
@@ -411,11 +446,11 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     const int64_t chunk = int64_t(std::max<uint64_t>(64, bytes / (3 * esize) / 64 * 64));
     if (threads > 1 && uint64_t(chunk) * 2 * uint64_t(threads) <= b.n &&
         size_t(chunk) != DefaultChunk(size_t(b.n), threads))
-      add(Split{threads, chunk, best.split.stage_tile});
+      add(Split{threads, chunk, best.split.stage_tile, 0, 0});
     // A stage tile whose two fp32 scratch arrays fill the cache (a power of two).
     const uint64_t stage = std::bit_floor(std::max<uint64_t>(bytes / 8, 256));
     if (v->upcast == "staged" && stage <= kMaxStageTile && stage != kDefaultStageTile && stage <= b.n)
-      add(Split{threads, best.split.chunk, int64_t(stage)});
+      add(Split{threads, best.split.chunk, int64_t(stage), 0, 0});
   }
   return out;
 }

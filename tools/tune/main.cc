@@ -268,7 +268,7 @@ std::string DescribePlan(const OutPlan& plan) {
 
 int Main(int argc, char** argv) {
   CLI::App app{"actgrad-tune: tunes the tiling table (variant and split: threads, chunk, stage tile; per op x dtype x size octave x layout)"};
-  std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "1K-64M", layouts_s = "contig,bcast";
+  std::string budget_s, ops_s = "all", dtypes_s = "f32,f16,bf16", sizes_s = "1K-64M", layouts_s = "contig,bcast,strided,transposed";
   std::string modes_s, out_path, log_path, accuracy_path, backend_name = "cpu", soc_path, verify_path;
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false, check = false, force = false;
@@ -282,7 +282,9 @@ int Main(int argc, char** argv) {
   app.add_option("--ops", ops_s, "Ops (comma list, prefixes allowed: gelu,logit) or all");
   app.add_option("--dtypes", dtypes_s, "Dtypes: f32,f16,bf16 (i32,i8 for SELU)");
   app.add_option("--sizes", sizes_s, "Size octaves: 10-26, 1K-64M, 1K..64M, 64K,1M (octave h holds [2^h, 2^(h+1)))");
-  app.add_option("--layouts", layouts_s, "contig,bcast (bcast only for ops that broadcast: gelu_bwd, softshrink_bwd)");
+  app.add_option("--layouts", layouts_s,
+                 "contig,bcast,strided,transposed: the API on the benchmarks' views (tools/inputs/views.h; bcast only for "
+                 "ops that broadcast: gelu_bwd, softshrink_bwd; transposed from 16K elements)");
   app.add_option("--gelu-modes", modes_s,
                  "GELU formulas to tune: none (erf),tanh (default both; only none for non-CPU backends)");
   app.add_option("--out", out_path,
@@ -387,11 +389,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   cfg.layouts = Split(layouts_s);
-  for (const auto& l : cfg.layouts)
-    if (l != "contig" && l != "bcast") {
-      std::fprintf(stderr, "actgrad-tune: unknown layout \"%s\" (contig, bcast)\n", l.c_str());
+  for (const auto& l : cfg.layouts) {
+    tables::Layout parsed;
+    if (!tables::ParseLayout(l, &parsed)) {
+      std::fprintf(stderr, "actgrad-tune: unknown layout \"%s\" (contig, bcast, strided, transposed)\n", l.c_str());
       return 2;
     }
+  }
   // Atlas tables are tuned for the erf form; the host tiling lends its tilings to
   // the tanh form (docs/atlas.md). --gelu-modes tanh tunes the tanh kernels too.
   if (modes_s.empty()) modes_s = backend_name == "cpu" ? "none,tanh" : "none";
@@ -430,7 +434,9 @@ int Main(int argc, char** argv) {
     }
     // The incumbent of every cell is what the library would run at that n.
     cfg.incumbent = [](const Cell& b) {
-      Choice c = TableChoice(b.op, b.dtype, b.mode, b.n, b.layout == "bcast");
+      tables::Layout layout = tables::Layout::kContig;
+      tables::ParseLayout(b.layout, &layout);  // checked with the options
+      Choice c = TableChoice(b.op, b.dtype, b.mode, b.n, layout);
       if (c.variant.empty()) throw std::runtime_error("the dispatch has no kernel for this cell");
       return c;
     };

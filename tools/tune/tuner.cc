@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tools/inputs/views.h"
 #include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
 
@@ -123,8 +124,12 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
       if (op == Op::kGeluBwd) modes = cfg.gelu_modes;
       for (GeluApprox m : modes)
         for (const std::string& layout : cfg.layouts) {
-          if (layout == "bcast" && !OpBroadcasts(op)) continue;
+          // A layout of the benchmarks' views: only where it applies and fits.
+          inputs::ViewLayout view;
+          const bool is_view = inputs::ParseViewLayout(layout, &view);
+          if (is_view && !inputs::LayoutAppliesTo(view, op)) continue;
           for (int k : cfg.octaves) {
+            if (is_view && inputs::FitDown(view, size_t(OctaveHi(k) - 1)) < OctaveLo(k)) continue;
             std::vector<uint64_t> ns;
             if (cfg.points != TuneConfig::Points::kBetween) ns.push_back(RepresentativeN(k, cfg.max_n));
             if (cfg.points != TuneConfig::Points::kTuned && BetweenN(k) <= cfg.max_n) ns.push_back(BetweenN(k));

@@ -32,13 +32,15 @@ ACTGRAD_NATIVE_INLINE __mmask32 FirstLanes(size_t m) {  // m < 32
 // aligned (a masked head gets it there). Tails use masked loads and stores,
 // so nothing outside [0, n) is read or written. out may alias g or x exactly:
 // every iteration loads all of its inputs before storing.
+// gs, xs: the input strides, 1 or 0 (a splat: one vector of copies).
 template <class OpT, int U>
-ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, bool nt) {
+ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t gs,
+                                 size_t xs, bool nt) {
   __m512i gv[U], xv[U], r[U];
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) {
-    gv[u] = _mm512_loadu_si512(g + u * kLanes);
-    xv[u] = _mm512_loadu_si512(x + u * kLanes);
+    gv[u] = _mm512_loadu_si512(g + u * kLanes * gs);
+    xv[u] = _mm512_loadu_si512(x + u * kLanes * xs);
   }
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) r[u] = op(gv[u], xv[u]);
@@ -51,6 +53,7 @@ ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_
   }
 }
 
+// m < 32 elements; a splat input's masked load reads its vector of copies.
 template <class OpT>
 ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t m) {
   const __mmask32 k = FirstLanes(m);
@@ -59,32 +62,38 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
   _mm512_mask_storeu_epi16(out, k, op(gv, xv));
 }
 
+// Every run of the call (variant.h RunAt).
 template <class OpT, int U, bool NT>
 void Kernel(const KernelArgs& a) {
-  const uint16_t* g = static_cast<const uint16_t*>(a.g);
-  const uint16_t* x = static_cast<const uint16_t*>(a.x);
-  uint16_t* out = static_cast<uint16_t*>(a.out);
   const size_t n = a.n;
   if (n == 0) return;
   const OpT op(a.params);
   constexpr size_t kStep = kLanes * U;
-  size_t i = 0;
   bool streamed = false;
-  if constexpr (NT) {
-    const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
-    if ((addr & 1u) == 0 && n >= 2 * kStep) {
-      const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
-      if (head != 0) Partial(op, g, x, out, head);
-      i = head;
-      for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i, out + i, true);
-      streamed = true;
+  const size_t runs = RunCount(a);
+  for (size_t ri = 0; ri < runs; ++ri) {
+    const RunPtrs<uint16_t> run = RunAt<uint16_t>(a, ri);
+    const uint16_t* g = run.g;
+    const uint16_t* x = run.x;
+    uint16_t* out = run.out;
+    const size_t gs = run.gs, xs = run.xs;
+    size_t i = 0;
+    if constexpr (NT) {
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+      if ((addr & 1u) == 0 && n >= 2 * kStep) {
+        const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
+        if (head != 0) Partial(op, g, x, out, head);
+        i = head;
+        for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i * gs, x + i * xs, out + i, gs, xs, true);
+        streamed = true;
+      }
     }
+    for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i * gs, x + i * xs, out + i, gs, xs, false);
+    if constexpr (U > 1) {
+      for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i * gs, x + i * xs, out + i, gs, xs, false);
+    }
+    if (i < n) Partial(op, g + i * gs, x + i * xs, out + i, n - i);
   }
-  for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i, out + i, false);
-  if constexpr (U > 1) {
-    for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i, x + i, out + i, false);
-  }
-  if (i < n) Partial(op, g + i, x + i, out + i, n - i);
   if (streamed) _mm_sfence();
 }
 

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t n = std::strtoull(argv[3], nullptr, 10);
-  const KernelChoice c = ChooseKernel(op, dtype, GeluApprox::kNone, n, false);
+  const KernelChoice c = ChooseKernel(op, dtype, GeluApprox::kNone, n, tables::Layout::kContig);
   std::printf("%s threads=%d available=%d table=%s\n", c.variant ? c.variant->name.c_str() : "(none)", c.split.threads,
               MaxThreads(), ActiveTable().source.c_str());
   return c.variant ? 0 : 1;

@@ -57,11 +57,28 @@ TEST(CpuBackend, SplitRefinementsFromTheCaches) {
   }
   EXPECT_GT(chunks, 0);
   EXPECT_GT(stages, 0);
-  // One thread: no chunks. Broadcast cells: none at all.
+  // One thread: no chunks. Broadcast and strided cells: chunks only (the
+  // elements of a tile of runs), no tile; transposed cells: the gathered
+  // tile's extents only.
   for (const Choice& c : be.SplitRefinements(b, Choice{staged->name, Split{1, 0, 0}})) EXPECT_EQ(c.split.chunk, 0);
-  const Cell bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 20, RepresentativeN(20, uint64_t(1) << 26)};
-  EXPECT_TRUE(be.SplitRefinements(bc, Choice{DefaultVariant(Op::kSoftshrinkBwd, DType::kF16)->name, Split{2, 0, 0}})
-                  .empty());
+  for (const char* layout : {"bcast", "strided"}) {
+    const Cell bc{Op::kSoftshrinkBwd, DType::kF16, layout, 20, RepresentativeN(20, uint64_t(1) << 26)};
+    const auto refs = be.SplitRefinements(bc, Choice{DefaultVariant(Op::kSoftshrinkBwd, DType::kF16)->name, Split{2, 0, 0}});
+    EXPECT_FALSE(refs.empty()) << layout;
+    for (const Choice& c : refs) {
+      EXPECT_GT(c.split.chunk, 0) << layout;
+      EXPECT_EQ(c.split.tile_rows, 0) << layout;
+    }
+  }
+  const Cell tc{Op::kSeluBwd, DType::kF32, "transposed", 20, RepresentativeN(20, uint64_t(1) << 26)};
+  const auto tiles = be.SplitRefinements(tc, Choice{DefaultVariant(Op::kSeluBwd, DType::kF32)->name, Split{2, 0, 0}});
+  EXPECT_FALSE(tiles.empty());
+  for (const Choice& c : tiles) {
+    EXPECT_GT(c.split.tile_rows, 0);
+    EXPECT_GT(c.split.tile_cols, 0);
+    EXPECT_EQ(c.split.chunk, 0);
+    EXPECT_EQ(be.Measure(tc, c, 1, 1e-4).size(), 1u);  // through the API on the transposed view
+  }
 }
 
 TEST(CpuBackend, CandidatesPointsAndMeasure) {
@@ -87,7 +104,15 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   }
   const Cell bc{Op::kSoftshrinkBwd, DType::kF16, "bcast", 11, RepresentativeN(11, uint64_t(1) << 26),
                   GeluApprox::kNone};
-  for (uint64_t n : be.Points(bc)) EXPECT_EQ(n % 1024, 0u);
+  for (uint64_t n : be.Points(bc)) EXPECT_EQ(n % 64, 0u);  // the bcast view: [n/64, 64]
+  for (const char* layout : {"strided", "transposed"}) {
+    const Cell sc{Op::kSeluBwd, DType::kF32, layout, 15, RepresentativeN(15, uint64_t(1) << 26)};
+    for (uint64_t n : be.Points(sc)) {
+      EXPECT_EQ(n % 1024, 0u) << layout;
+      EXPECT_GE(n, uint64_t(1) << 14) << layout;
+    }
+    EXPECT_EQ(be.Measure(sc, be.Default(sc), 1, 1e-4).size(), 1u) << layout;
+  }
   const Choice d = be.Default(b);
   EXPECT_EQ(d.variant, DefaultVariant(Op::kGeluBwd, DType::kF32)->name);
   const auto s = be.Measure(b, d, 3, 0.0005);

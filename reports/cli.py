@@ -1,6 +1,6 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
-Subcommands: plot, compare, stability, tables-agree, record, dashboard, synth.
+Subcommands: plot, compare, stability, tables-agree, record, dashboard, history run, synth.
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
 significant regression, 2 bad input: a bad file, option, --db or output path,
 or an error of the database itself (read-only, corrupt, unreachable); one line
@@ -133,6 +133,11 @@ def cmd_dashboard(a):
     return EXIT_OK
 
 
+def cmd_history(a):
+    from . import backfill
+    return backfill.main_args(a, None)
+
+
 def cmd_synth(a):
     from . import atomic, synth
     import json
@@ -239,6 +244,32 @@ def parser():
     s.add_argument("--machine", help="only this machine")
     s.add_argument("--filter", help="only benchmarks whose name matches this regular expression")
     s.set_defaults(fn=cmd_dashboard)
+
+    s = sub.add_parser("history", help="backfill the history over a range of commits (history run A..B)")
+    hs = s.add_subparsers(dest="history_cmd", required=True)
+    h = hs.add_parser("run", help="check out, build, benchmark and record each commit of a range",
+                      description="For each commit of RANGE (git rev-list --first-parent, oldest first): skip "
+                      "it when already recorded for this machine, check it out into a reused worktree, build, run "
+                      "the quick benchmark set, record the result (or the failure) with the commit's date; then "
+                      "regenerate the dashboard. An interrupted run resumes.")
+    h.add_argument("range", help="commits, as git rev-list takes them: A..B, or HEAD~10..HEAD")
+    h.add_argument("--repo", default=ROOT, help="the repository (default this one)")
+    h.add_argument("--db", default=db_default, help=f"SQLite path or postgresql:// URL (default {db_default})")
+    h.add_argument("--machine", help="machine id (default vendor-family-model of this CPU)")
+    h.add_argument("--work", default=os.path.join(ROOT, "build", "backfill"), help="worktree, build directory "
+                   "and results (default build/backfill)")
+    from .backfill import DEFAULT_BENCH, DEFAULT_BUILD
+    h.add_argument("--build-cmd", default=DEFAULT_BUILD, help="shell command run in the worktree; placeholders "
+                   "{worktree} {build} {out} {commit} {jobs} (default: CMake Release with ccache, target "
+                   "actgrad-bench); '' for none")
+    h.add_argument("--bench-cmd", default=DEFAULT_BENCH, help="shell command writing Google Benchmark JSON to "
+                   "{out} (default: actgrad-bench, GELU and SELU backward f32 64K, 9 repetitions)")
+    h.add_argument("--jobs", type=int, help="build jobs (default: the number of CPUs)")
+    h.add_argument("--retry-failed", action="store_true", help="try commits recorded as failed again")
+    h.add_argument("--dashboard", default=os.path.join(ROOT, "reports", "dashboard"), help="regenerate this "
+                   "dashboard at the end (default reports/dashboard)")
+    h.add_argument("--no-dashboard", action="store_true")
+    h.set_defaults(fn=cmd_history)
 
     s = sub.add_parser("synth", help="write synthetic inputs (for trying the tools and for tests)")
     s.add_argument("what", choices=("run", "table", "accuracy", "history"))

@@ -133,7 +133,8 @@ def svg_chart(points, cps, title, metric_label="time", noise=(), excluded=()):
         x, y = X(i), H - B - 6
         o.append(f'<path class="excluded" d="M{x - 4:.1f},{y - 4:.1f}L{x + 4:.1f},{y + 4:.1f}M{x - 4:.1f},{y + 4:.1f}'
                  f'L{x + 4:.1f},{y - 4:.1f}" stroke="#777" stroke-width="2"><title>{esc(points[i].commit)}: '
-                 f'no value (failed or not a number), left out</title></path>')
+                 f'no value ({esc(getattr(points[i], "status", "ok")) if getattr(points[i], "status", "ok") != "ok" else "not a number"}), '
+                 f'left out</title></path>')
     for i, (p, v) in enumerate(zip(points, ys)):
         if v is None:
             continue
@@ -243,7 +244,8 @@ def _bench_page(name, per_m, metric):
                      ", ".join(esc(pts[i].commit[:10]) for i in r["excluded"]) + ".</p>")
         b.append("<details><summary>values per commit</summary>" +
                  table(["commit", "date", metric, "repetitions"],
-                       [[p.commit, p.date, _fmt(p.value) if _ok(p.value) else "excluded (no value)", p.samples]
+                       [[p.commit, p.date, _fmt(p.value) if _ok(p.value) else
+                         f"excluded ({p.status if getattr(p, 'status', 'ok') != 'ok' else 'no value'})", p.samples]
                         for p in pts], num_cols=(2, 3)) +
                  "</details></section>")
     return page(name, "\n".join(b))
@@ -320,6 +322,12 @@ def _index(res, db, metric, min_size, min_step, alpha):
                         for (m, n), r, c in allcps], raw=True, num_cols=(3,)))
     else:
         b.append("<p>None.</p>")
+    fails = db.failures()
+    if fails:
+        b.append(f'<h2 id="failed">Failed commits ({len(fails)})</h2>')
+        b.append(table(["machine", "commit", "date", "status"],
+                       [[esc(m), esc(c), esc(d), f'<span class="bad">{esc(st)}</span>'] for m, c, d, _, st in fails],
+                       raw=True, cls="failed-commits"))
     allnoise = [(k, r, nc) for k, r in res.items() for nc in r["noise"]]
     b.append(f'<h2 id="noise">Noise changes ({len(allnoise)})</h2>')
     b.append('<p class="muted">The spread of a benchmark changed (variance) or its values sit at two levels at '

@@ -319,6 +319,28 @@ class HistoryDB:
                                  value=statistics.median(vals), samples=len(kinds.get(metric) or [])))
             pts.sort(key=lambda p: p.order)
             out[(machine, name)] = pts
+        # commits whose build or run failed (report history run): a point without a value in every
+        # series of that machine, unless the commit has values there after all
+        for machine, commit, date, rid, status in self.failures():
+            for (m, name), pts in out.items():
+                if m == machine and all(p.commit != commit for p in pts):
+                    pts.append(Point(commit=commit, date=date, order=(date, rid), value=float("nan"), samples=0,
+                                     status=status))
+                    pts.sort(key=lambda p: p.order)
+        return out
+
+    def failures(self):
+        """[(machine, commit, date, run id, status)] of the runs recorded as failed builds or runs."""
+        rows = self.query('SELECT machine_id, "commit", "date", id, context FROM runs '
+                          "WHERE context LIKE ? ORDER BY \"date\", id", ('%"actgrad_status"%',))
+        out = []
+        for machine, commit, date, rid, ctx in rows:
+            try:
+                status = json.loads(ctx).get("actgrad_status")
+            except ValueError:
+                continue
+            if status and status != "ok":
+                out.append((machine, commit, date, rid, status))
         return out
 
 
@@ -329,3 +351,4 @@ class Point:
     order: tuple
     value: float
     samples: int
+    status: str = "ok"      # or "build failed" / "run failed" (value NaN)

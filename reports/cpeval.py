@@ -240,6 +240,8 @@ def evaluate(cases, detectors, progress=None):
     scores = {}
     for i, case in enumerate(cases):
         groups = ([] if case.source == "goal" else ["all", case.source]) + [f"{case.source}/{case.kind}"]
+        if case.source == "goal":
+            groups.append(f"goal/{case.kind}, n = {len(case.y)}")
         if case.source == "synthetic" and case.kind in ("step", "noise"):
             groups.append(f"step {case.size * 100:g}% cv {case.cv * 100:g}%" if case.kind == "step"
                           else f"noise cv {case.cv * 100:g}%")
@@ -266,7 +268,12 @@ def tables(scores, detectors):
         if g not in groups:
             groups.append(g)
     order = ["goal/3% step, cv 2%", "goal/no change, cv 1-10%", "all", "synthetic", "otava"]
-    groups = [g for g in order if g in groups] + sorted(g for g in groups if g not in order)
+    def key(g):     # the goal's rows by length, then the rest by name
+        if g.startswith("goal/") and ", n = " in g:
+            head, n = g.rsplit(", n = ", 1)
+            return (0, head, int(n))
+        return (1, g, 0)
+    groups = [g for g in order if g in groups] + sorted((g for g in groups if g not in order), key=key)
     names = list(detectors)
     lines = ["| series | n | " + " | ".join(f"{d} recall | {d} precision | {d} F1 | {d} false alarms /100"
                                               for d in names) + " | ours noise flag |",

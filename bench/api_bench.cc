@@ -9,7 +9,7 @@
 //                         [n/64, 1] broadcast along the inner dimension
 //             transposed  g and x [n/1024, 1024] storages viewed as their
 //                         transpose [1024, n/1024]; out contiguous
-//             (the views: bench/common/layouts.h, shared with the peers)
+//             (the views: tools/inputs/views.h, shared with the peers and the tuner)
 //     phase:  phase1  aclnnXxxGetWorkspaceSize + aclDestroyAclOpExecutor
 //                     (reads and writes no tensor data: bytes_per_second = 0,
 //                     items_per_second = calls per second)
@@ -68,7 +68,7 @@ const char* PhaseName(Phase p) {
 
 // Tensors and scalars of one case over the cached operands of (op, dtype, n)
 // (the same buffers and views as the variant and peer benchmarks:
-// bench/common/layouts.h).
+// tools/inputs/views.h).
 struct Case {
   Op op;
   DType dt;

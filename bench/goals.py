@@ -32,7 +32,7 @@ The goals (issue 17; N = 16M, 64K and 4K elements):
       SELU, Hardswish and Softshrink >= 2x
   G4  N=4K, 1 thread, f32, through the API (phase one + phase two +
       synchronize: api/<op>.f32.contig.both): every op >= 1.5x PyTorch
-The goals of issue 21 (views: bench/common/layouts.h; API phase2 items/s):
+The goals of issue 21 (views: tools/inputs/views.h; API phase2 items/s):
   V1  layouts strided (views whose innermost dimension is contiguous for 64
       elements) and bcast (a [n/64, 1] self broadcast along rows): >= 80 %
       of the contiguous API's speed (api/<op>.<dtype>.contig.phase2, same
@@ -70,7 +70,7 @@ from reports.names import strip_placement  # noqa: E402  (standard library only,
 NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
 OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
 FLOAT_DTYPES = ["f32", "f16", "bf16"]
-LAYOUTS = ["contig", "strided", "bcast", "transposed"]  # bench/common/layouts.h
+LAYOUTS = ["contig", "strided", "bcast", "transposed"]  # tools/inputs/views.h
 N16M = 16 * 1024 * 1024
 N64K = 64 * 1024
 N4K = 4 * 1024

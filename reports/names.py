@@ -130,7 +130,7 @@ def parse(name):
         f["nt"] = len(sub) > 6 and sub[6] == "nt"
     elif kind == "peer":
         # peer/<peer>.<op>.<dtype> (contiguous) or peer/<peer>.<op>.<dtype>.<layout>: the peer on the
-        # same views as api/<op>.<dtype>.<layout> (bench/common/layouts.h)
+        # same views as api/<op>.<dtype>.<layout> (tools/inputs/views.h)
         f = {k: v for k, v in zip(("peer", "op", "dtype", "layout"), sub)}
         if len(sub) >= 3:
             f.setdefault("layout", "contig")

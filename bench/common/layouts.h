@@ -1,56 +1,20 @@
-// The views the benchmarks run on (issue 21): one definition of each layout's
-// geometry, shared by the API benchmark (api/<op>.<dtype>.<layout>.<phase>)
-// and the peers on the same views (peer/<peer>.<op>.<dtype>.<layout>). Every
-// view lies over the contiguous operands of GetOperands (n elements each of
-// g, x and out): the strided and transposed views read the same n elements
-// in another order, the broadcast self is the first n/64 elements of x, and
-// every out view covers the n elements of out exactly once.
-//
-//   contig      g, x, out [n], stride 1
-//   strided     g and x: 4-d views [n/1024, 4, 4, 64] of storages
-//               [n/1024, 4, 4, 64] whose dims 1 and 2 are swapped (runs of 64
-//               contiguous elements); out contiguous in view order
-//   bcast       (ops that broadcast: GELU, Softshrink) g and out [n/64, 64],
-//               self [n/64, 1] broadcast along the inner dimension
-//   transposed  g and x: [n/1024, 1024] row-major storages viewed as their
-//               transpose (dims [1024, n/1024], strides [1, 1024]); out
-//               contiguous in view order ([1024, n/1024], strides [n/1024, 1])
+// The views the benchmarks run on (issue 21): the one definition is
+// tools/inputs/views.h (shared with actgrad-tune's layouts); these are its
+// names as the benchmark code spells them. See views.h for the geometry of
+// contig, strided, bcast and transposed.
 #pragma once
-#include <cstddef>
-#include <cstdint>
-#include <vector>
-
-#include "actgrad/types.h"
+#include "tools/inputs/views.h"
 
 namespace actgrad::bench {
 
-enum class Layout { kContig, kStrided, kBcast, kTransposed };
-inline constexpr Layout kLayouts[] = {Layout::kContig, Layout::kStrided, Layout::kBcast, Layout::kTransposed};
-
-// "contig" | "strided" | "bcast" | "transposed" (the <layout> of the names).
-const char* LayoutName(Layout l);
-
-// One operand: its view (dims and strides in elements, offset 0) over a
-// row-major storage of storage_dims.
-struct View {
-  std::vector<int64_t> dims;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> storage_dims;
-};
-struct LayoutViews {
-  View g, x, out;  // x: self (result y for SELU, x for LogitGrad)
-};
-
-// The layout is defined for n elements (strided: n % 1024 == 0; bcast:
-// n % 64 == 0; transposed: n >= 16K and n % 1024 == 0, so at least 16 columns).
-bool LayoutFits(Layout l, size_t n);
-// The layout applies to the op: bcast only to the ops whose API broadcasts
-// (OpBroadcasts: GELU, Softshrink); every other layout to every op.
-bool LayoutAppliesTo(Layout l, Op op);
-// The views of g, x and out for n elements (LayoutFits(l, n) must hold).
-LayoutViews ViewsOf(Layout l, size_t n);
-// Bytes read + written by one call (logical: each element of each operand
-// once; bcast reads n/64 elements of self).
-double LayoutCallBytes(Layout l, DType dt, size_t n);
+using Layout = inputs::ViewLayout;
+inline constexpr auto& kLayouts = inputs::kViewLayouts;
+inline const char* LayoutName(Layout l) { return inputs::ViewLayoutName(l); }
+using inputs::LayoutAppliesTo;
+using inputs::LayoutCallBytes;
+using inputs::LayoutFits;
+using inputs::LayoutViews;
+using inputs::View;
+using inputs::ViewsOf;
 
 }  // namespace actgrad::bench

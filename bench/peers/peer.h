@@ -33,7 +33,7 @@ class Peer {
   virtual std::function<void()> Prepare(Op op, DType dtype, size_t n, const void* g, const void* x,
                                         void* out, const OpParams& p, int threads) = 0;
   // The same on views of the caller's buffers (the benchmark layouts of
-  // bench/common/layouts.h: strided, transposed, a broadcast self). The
+  // tools/inputs/views.h: strided, transposed, a broadcast self). The
   // peer computes on the views as they are (no copy to contiguous memory
   // outside what its own kernels do). With copy_result, every call leaves
   // its result in `out`'s view even where the peer computes it elsewhere

@@ -287,6 +287,8 @@ void SizeTile(Plan* p) {
   const int64_t cols = p->shape[d];
   const int64_t rows = p->g.gathered || p->x.gathered ? (d >= 1 ? p->shape[d - 1] : 1) : int64_t(p->numel / uint64_t(cols));
   const Split& split = p->kernel.split;
+  const size_t esize = DTypeSize(p->dtype);
+  p->packed = p->g.gathered || p->x.gathered;
   int64_t tc, tr;
   if (p->g.gathered || p->x.gathered) {
     tc = split.tile_cols > 0 ? split.tile_cols : kDefaultTileCols;
@@ -302,8 +304,8 @@ void SizeTile(Plan* p) {
   const uint64_t r = uint64_t(p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*));
   for (const OperandView* v : {&p->g, &p->x}) {
-    if (v->strides[d] == 0) bytes += r * kSplatBytes;
-    if (v->gathered) bytes += Align64(r * uint64_t(p->tile_cols) * DTypeSize(p->dtype));
+    if (p->packed) bytes += Align64(r * uint64_t(p->tile_cols) * esize);
+    else if (v->strides[d] == 0) bytes += r * kSplatBytes;
   }
   p->thread_bytes = bytes;
 }
@@ -426,6 +428,19 @@ void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
   });
 }
 
+// Prefetches an nr x nc tile at src (strides rs, cs in elements) a cache
+// line at a time along its contiguous side; nothing when it has none.
+void PrefetchTile(const char* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
+  const int64_t e = int64_t(esize);
+  if (rs == 1 || rs == -1) {
+    for (int64_t c = 0; c < nc; ++c)
+      for (int64_t o = 0; o < nr * e; o += 64) PrefetchLine(src + c * cs * e + rs * o);
+  } else if (cs == 1 || cs == -1) {
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t o = 0; o < nc * e; o += 64) PrefetchLine(src + r * rs * e + cs * o);
+  }
+}
+
 // kSplatBytes of copies of the element at src (Runs: a splat input).
 template <typename T>
 void FillSplatOf(char* dst, const char* src) {
@@ -470,23 +485,34 @@ void ExecuteRuns(const Plan& p, void* workspace) {
     const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
     void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
     char* next = ws + Align64(3 * uint64_t(tr) * sizeof(void*));
-    char* splat[2] = {};
-    char* tile[2] = {};
+    char* splat[2] = {};  // not packed: the splat vectors of a stride-0 input
+    char* tile[2] = {};   // packed: the input's tile
     for (int k = 0; k < 2; ++k) {
-      if (cs[k] == 0) splat[k] = next, next += uint64_t(tr) * kSplatBytes;
-      if (ops[k]->gathered) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+      if (p.packed) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+      else if (cs[k] == 0) splat[k] = next, next += uint64_t(tr) * kSplatBytes;
     }
     Runs runs;
     runs.g = ptr[0];
     runs.x = ptr[1];
     runs.out = outp;
-    runs.splat_g = cs[0] == 0;
-    runs.splat_x = cs[1] == 0;
+    runs.splat_g = !p.packed && cs[0] == 0;
+    runs.splat_x = !p.packed && cs[1] == 0;
     for (int64_t t = first; t < last; ++t) {
-      const int64_t c0 = (t % col_tiles) * tc;
-      const int64_t st = t / col_tiles;  // the row tile
-      const int64_t r0 = st / seg_tiles * seg + st % seg_tiles * tr;
-      const int64_t nr = std::min(tr, seg - st % seg_tiles * tr), nc = std::min(tc, cols - c0);
+      // Tile order: with a gathered input, down the columns first (its
+      // contiguous side: the next tile continues the same cache lines and
+      // pages), else along the rows first (out's contiguous side).
+      int64_t ct, rt, o;  // column tile, row tile within the stretch, stretch
+      if (gathered) {
+        rt = t % seg_tiles;
+        ct = t / seg_tiles % col_tiles;
+        o = t / seg_tiles / col_tiles;
+      } else {
+        ct = t % col_tiles;
+        rt = t / col_tiles % seg_tiles;
+        o = t / col_tiles / seg_tiles;
+      }
+      const int64_t c0 = ct * tc, r0 = o * seg + rt * tr;
+      const int64_t nr = std::min(tr, seg - rt * tr), nc = std::min(tc, cols - c0);
       // The first row's index over dims 0..ndim-2, and each operand's byte
       // address there.
       int64_t idx[kMaxDims];
@@ -501,8 +527,15 @@ void ExecuteRuns(const Plan& p, void* workspace) {
         }
         for (int k = 0; k < 3; ++k) cur[k] = ops[k]->base + off[k] * int64_t(esize);
       }
-      for (int k = 0; k < 2; ++k)  // a gathered tile: its rows step by rs[k]
-        if (tile[k]) CopyTile(tile[k], cur[k], rs[k], cs[k], nr, nc, esize);
+      for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]
+        if (!ops[k]->gathered) continue;
+        // The next tile down the columns (the next in this thread's order):
+        // fetched while this one is copied.
+        if (r0 + nr < o * seg + seg && t + 1 < last)
+          PrefetchTile(cur[k] + nr * rs[k] * int64_t(esize), rs[k], cs[k], std::min(tr, o * seg + seg - r0 - nr), nc, esize);
+        CopyTile(tile[k], cur[k], rs[k], cs[k], nr, nc, esize);
+      }
+      const size_t row_bytes = size_t(nc) * esize;
       // The rows, a stretch of dim ndim-2 at a time (no carry inside one).
       for (int64_t r = 0; r < nr;) {
         const int64_t len = d >= 1 ? std::min(nr - r, p.shape[d - 1] - idx[d - 1]) : nr - r;
@@ -514,9 +547,9 @@ void ExecuteRuns(const Plan& p, void* workspace) {
               FillSplat(sv, cur[k] + j * rb[k], esize);
               dst[j] = sv;
             }
-          } else if (tile[k]) {
-            for (int64_t j = 0; j < len; ++j) dst[j] = tile[k] + (r + j) * nc * int64_t(esize);
-          } else {
+          } else if (ops[k]->gathered) {  // packed by CopyTile
+            for (int64_t j = 0; j < len; ++j) dst[j] = tile[k] + (r + j) * int64_t(row_bytes);
+          } else {  // in place, or (packed) the source rows PackRows reads below
             for (int64_t j = 0; j < len; ++j) dst[j] = cur[k] + j * rb[k];
           }
         }
@@ -533,8 +566,20 @@ void ExecuteRuns(const Plan& p, void* workspace) {
           idx[i] = 0;
         }
       }
-      runs.count = size_t(nr);
       KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
+      runs.count = size_t(nr);
+      if (p.packed) {
+        for (int k = 0; k < 2; ++k) {
+          if (ops[k]->gathered) continue;
+          PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
+          for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
+        }
+        // Out rows adjacent: the tile is one contiguous call.
+        bool adjacent = true;
+        for (int64_t r = 1; r < nr && adjacent; ++r)
+          adjacent = static_cast<char*>(outp[r]) == static_cast<char*>(outp[0]) + r * int64_t(row_bytes);
+        if (adjacent) a = KernelArgs{tile[0], tile[1], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+      }
       v.fn(a);
     }
   });

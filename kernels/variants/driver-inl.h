@@ -152,15 +152,6 @@ HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, 
   if (i < m) PartialVector<Op>(df, c, g + i * gs, x + i * xs, out + i, m - i);
 }
 
-// The inputs of run `ri` of a call with several (a view's runs lie apart:
-// the hardware prefetchers see them late), at most kPrefetchBytes of each.
-inline constexpr size_t kPrefetchBytes = 512;
-HWY_INLINE void PrefetchRun(const KernelArgs& a, size_t ri, size_t bytes) {
-  const size_t b = std::min(bytes, kPrefetchBytes);
-  for (const void* p : {a.runs->g[ri], a.runs->x[ri]})
-    for (size_t o = 0; o < b; o += 64) hwy::Prefetch(static_cast<const char*>(p) + o);
-}
-
 // Every run of the call (variant.h RunAt). out_dtype: the dtype the
 // results are finally stored in (T, or the staged variant's storage type),
 // for the overflow band of ops-inl.h.
@@ -173,7 +164,7 @@ HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
   const size_t runs = RunCount(a);
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<T> run = RunAt<T>(a, ri);
-    if (ri + 1 < runs) PrefetchRun(a, ri + 1, n * sizeof(T));
+    PrefetchRuns(a, ri, n * sizeof(T));
     const T* g = run.g;
     const T* x = run.x;
     T* out = run.out;

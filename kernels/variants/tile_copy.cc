@@ -225,6 +225,34 @@ void CopyTileImpl(void* HWY_RESTRICT dst, const void* HWY_RESTRICT src, int64_t 
   tile_copy_detail::CopyTileScalarAny(dst, src, rs, cs, nr, nc, esize);
 }
 
+// PackRows: full vectors of bytes, then the rest through a vector-sized
+// buffer (no libc call per row: the rows are short).
+HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, size_t bytes) {
+  const hn::ScalableTag<uint8_t> du8;
+  const size_t N = hn::Lanes(du8);
+  size_t i = 0;
+  for (; i + N <= bytes; i += N) hn::StoreU(hn::LoadU(du8, s + i), du8, d + i);
+  for (; i < bytes; ++i) d[i] = s[i];
+}
+
+template <typename T>
+HWY_INLINE void FillElems(T* HWY_RESTRICT d, const T* src, size_t n) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  for (size_t i = 0; i < n; ++i) d[i] = v;  // vectorized by the compiler for this target
+}
+
+void PackRowsImpl(void* HWY_RESTRICT dst, const void* const* rows, int64_t nr, int64_t nc, size_t esize, bool splat) {
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  const size_t row = size_t(nc) * esize;
+  for (int64_t r = 0; r < nr; ++r, d += row) {
+    if (!splat) CopyBytes(d, static_cast<const uint8_t*>(rows[r]), row);
+    else if (esize == 4) FillElems(reinterpret_cast<uint32_t*>(d), static_cast<const uint32_t*>(rows[r]), size_t(nc));
+    else if (esize == 2) FillElems(reinterpret_cast<uint16_t*>(d), static_cast<const uint16_t*>(rows[r]), size_t(nc));
+    else FillElems(d, static_cast<const uint8_t*>(rows[r]), size_t(nc));
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace actgrad
 HWY_AFTER_NAMESPACE();
@@ -232,6 +260,12 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace actgrad {
 HWY_EXPORT(CopyTileImpl);
+HWY_EXPORT(PackRowsImpl);
+
+void PackRows(void* dst, const void* const* rows, int64_t nr, int64_t nc, size_t esize, bool splat) {
+  if (nr <= 0 || nc <= 0) return;
+  HWY_DYNAMIC_DISPATCH(PackRowsImpl)(dst, rows, nr, nc, esize, splat);
+}
 
 void CopyTileScalar(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
   tile_copy_detail::CopyTileScalarAny(dst, src, rs, cs, nr, nc, esize);

@@ -22,6 +22,12 @@ namespace actgrad {
 
 void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize);
 
+// Packs nr rows of nc elements into dst (row r at dst + r * nc * esize):
+// copies of the nc elements at rows[r], or (splat) nc copies of the one
+// element at rows[r]. For the runtime's packed tiles of short runs
+// (runtime/plan.h Plan::packed): full vectors, no call per row.
+void PackRows(void* dst, const void* const* rows, int64_t nr, int64_t nc, size_t esize, bool splat);
+
 // The plain scalar definition (the reference for tests and benchmarks).
 void CopyTileScalar(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize);
 

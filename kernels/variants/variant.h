@@ -57,6 +57,35 @@ struct RunPtrs {
   size_t gs, xs;  // element stride of g and x: 1, or 0 (splat)
 };
 inline size_t RunCount(const KernelArgs& a) { return a.runs ? a.runs->count : 1; }
+
+// Before run ri of a call with several: prefetch the inputs kPrefetchRuns
+// runs ahead (the first call also the runs up to there). A view's runs lie
+// apart, so the hardware prefetchers lose them; from DRAM each run would
+// otherwise wait for its misses (SELU f32 on the strided view at 16M: 3.3x
+// the contiguous time without). `bytes`: one run's bytes of an input.
+inline constexpr size_t kPrefetchRuns = 8, kPrefetchBytes = 512;
+// One cache line into L1. Inline asm, not __builtin_prefetch: GCC 12 deletes
+// a loop whose body is only __builtin_prefetch (it has no side effect).
+inline void PrefetchLine(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, %a0" : : "p"(p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+inline void PrefetchRuns(const KernelArgs& a, size_t ri, size_t bytes) {
+  const Runs* r = a.runs;
+  if (!r) return;
+  const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
+  const size_t first = ri == 0 ? 1 : ri + kPrefetchRuns, last = ri + kPrefetchRuns;
+  for (size_t k = first; k <= last && k < r->count; ++k)
+    for (size_t o = 0; o < b; o += 64) {
+      PrefetchLine(static_cast<const char*>(r->g[k]) + o);
+      PrefetchLine(static_cast<const char*>(r->x[k]) + o);
+    }
+}
 template <typename T>
 inline RunPtrs<T> RunAt(const KernelArgs& a, size_t i) {
   const Runs* r = a.runs;

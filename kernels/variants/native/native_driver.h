@@ -73,6 +73,7 @@ void Kernel(const KernelArgs& a) {
   const size_t runs = RunCount(a);
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<uint16_t> run = RunAt<uint16_t>(a, ri);
+    PrefetchRuns(a, ri, n * 2);
     const uint16_t* g = run.g;
     const uint16_t* x = run.x;
     uint16_t* out = run.out;

@@ -1,6 +1,7 @@
-// Phase one builds a Plan (validated shapes, coalesced dims, the chosen
-// kernel); phase two executes it: contiguous operands go straight to the
-// variant, strided/broadcast/promoted ones through contiguous blocks.
+// Phase one builds a Plan (validated shapes, dims ordered and coalesced,
+// the path and the chosen kernel: plan.cc); phase two executes it
+// (execute.cc): contiguous operands go straight to the variant, views as
+// tiles of runs in place, short runs and promotions through gathered blocks.
 #pragma once
 #include <cstdint>
 
@@ -96,7 +97,10 @@ int BroadcastShapes(const char* op, const aclTensor* a, const aclTensor* b, int6
 int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
               const aclTensor* out, bool same_dims_and_dtype);
 
-// Runs the plan; workspace holds plan.workspace bytes.
+// Runs the plan; workspace holds plan.workspace bytes (runtime/execute.cc).
 void Execute(const Plan& plan, void* workspace);
+
+// b rounded up to whole cache lines (the workspace's parts).
+inline uint64_t Align64(uint64_t b) { return (b + 63) / 64 * 64; }
 
 }  // namespace actgrad::rt

@@ -1,0 +1,307 @@
+// Phase two (Execute, runtime/plan.h): the paths a plan takes (PlanPath):
+// the whole range to the variant (kFlat), tiles of runs read in place with
+// splats and gathered tiles (kRuns), gathered blocks (kBlocks).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "actgrad/half.h"
+#include "runtime/plan.h"
+#include "variants/thread_pool.h"
+#include "variants/tile_copy.h"
+#include "variants/variant.h"
+
+namespace actgrad::rt {
+
+namespace {
+
+float LoadAsFloat(const char* p, DType t) {
+  switch (t) {
+    case DType::kF32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); return HalfToFloat(h); }
+    case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); return BF16ToFloat(h); }
+    default: return 0.0f;
+  }
+}
+
+void StoreFloat(char* p, DType t, float f) {
+  switch (t) {
+    case DType::kF32: std::memcpy(p, &f, 4); break;
+    case DType::kF16: { const uint16_t h = FloatToHalf(f); std::memcpy(p, &h, 2); break; }
+    case DType::kBF16: { const uint16_t h = FloatToBF16(f); std::memcpy(p, &h, 2); break; }
+    default: break;
+  }
+}
+
+template <size_t kSize>
+void StridedCopy(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_stride * int64_t(kSize), src + i * src_stride * int64_t(kSize), kSize);
+}
+
+// Walks the elements [start, start+len) of the plan's index space in runs
+// along the innermost dim, calling fn(element offset of v, run start, run length).
+// The running offset only ever points at elements of the view (never one
+// stride past a dim's end), so it stays within what CheckTensor validated.
+template <class Fn>
+void ForEachRun(const int64_t* shape, size_t nd, const int64_t* strides, uint64_t start, uint64_t len, Fn&& fn) {
+  const size_t in = nd - 1;
+  int64_t idx[kMaxDims + 1];
+  uint64_t rest = start;
+  int64_t off = 0;
+  for (size_t i = nd; i-- > 0;) {
+    idx[i] = int64_t(rest % uint64_t(shape[i]));
+    rest /= uint64_t(shape[i]);
+    off += idx[i] * strides[i];
+  }
+  uint64_t done = 0;
+  while (true) {
+    const int64_t run = std::min<int64_t>(shape[in] - idx[in], int64_t(len - done));
+    fn(off, done, run);
+    done += uint64_t(run);
+    if (done == len) return;
+    // Only the range's last run ends inside a row: back to this row's start, carry.
+    off -= idx[in] * strides[in];
+    idx[in] = 0;
+    for (size_t i = in; i-- > 0;) {
+      if (idx[i] + 1 < shape[i]) {
+        ++idx[i];
+        off += strides[i];
+        break;
+      }
+      off -= idx[i] * strides[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+// Copies operand elements [start, start+len) into dst (compute dtype `to`).
+void Gather(const Plan& p, const OperandView& v, uint64_t start, uint64_t len, char* dst) {
+  const size_t in_size = DTypeSize(v.dtype), out_size = DTypeSize(p.dtype);
+  const int64_t inner = v.strides[p.ndim - 1];
+  ForEachRun(p.shape, size_t(p.ndim), v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+    const char* src = v.base + off * int64_t(in_size);
+    char* d = dst + at * out_size;
+    if (v.dtype == p.dtype) {
+      if (inner == 1) std::memcpy(d, src, size_t(run) * in_size);
+      else if (in_size == 4) StridedCopy<4>(d, 1, src, inner, run);
+      else if (in_size == 2) StridedCopy<2>(d, 1, src, inner, run);
+      else StridedCopy<1>(d, 1, src, inner, run);
+    } else {  // GELU's dtype promotion
+      for (int64_t i = 0; i < run; ++i)
+        StoreFloat(d + i * int64_t(out_size), p.dtype, LoadAsFloat(src + i * inner * int64_t(in_size), v.dtype));
+    }
+  });
+}
+
+void Scatter(const Plan& p, const char* src, uint64_t start, uint64_t len) {
+  const OperandView& v = p.out;
+  const size_t size = DTypeSize(p.dtype);
+  const int64_t inner = v.strides[p.ndim - 1];
+  ForEachRun(p.shape, size_t(p.ndim), v.strides, start, len, [&](int64_t off, uint64_t at, int64_t run) {
+    char* d = v.base + off * int64_t(size);
+    const char* s = src + at * size;
+    if (inner == 1) std::memcpy(d, s, size_t(run) * size);
+    else if (size == 4) StridedCopy<4>(d, inner, s, 1, run);
+    else if (size == 2) StridedCopy<2>(d, inner, s, 1, run);
+    else StridedCopy<1>(d, inner, s, 1, run);
+  });
+}
+
+// Prefetches an nr x nc tile at src (strides rs, cs in elements) a cache
+// line at a time along its contiguous side; nothing when it has none.
+void PrefetchTile(const char* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
+  const int64_t e = int64_t(esize);
+  if (rs == 1 || rs == -1) {
+    for (int64_t c = 0; c < nc; ++c)
+      for (int64_t o = 0; o < nr * e; o += 64) PrefetchLine(src + c * cs * e + rs * o);
+  } else if (cs == 1 || cs == -1) {
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t o = 0; o < nc * e; o += 64) PrefetchLine(src + r * rs * e + cs * o);
+  }
+}
+
+// kSplatBytes of copies of the element at src (Runs: a splat input).
+template <typename T>
+void FillSplatOf(char* dst, const char* src) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  T lanes[kSplatBytes / sizeof(T)];
+  for (T& l : lanes) l = v;  // vector stores
+  std::memcpy(dst, lanes, kSplatBytes);
+}
+void FillSplat(char* dst, const char* src, size_t esize) {
+  if (esize == 4) FillSplatOf<uint32_t>(dst, src);
+  else if (esize == 2) FillSplatOf<uint16_t>(dst, src);
+  else FillSplatOf<uint8_t>(dst, src);
+}
+
+// PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
+// dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
+// call per tile, the tiles shared among the threads. With a gathered input a
+// tile's rows stay within one stretch of dim ndim-2, so that they step by
+// one stride there and the copy is a 2-D tile.
+void ExecuteRuns(const Plan& p, void* workspace) {
+  const Variant& v = *p.kernel.variant;
+  const int d = p.ndim - 1;
+  const int64_t cols = p.shape[d];
+  const int64_t total_rows = int64_t(p.numel / uint64_t(cols));
+  const bool gathered = p.g.gathered || p.x.gathered;
+  const int64_t seg = gathered && d >= 1 ? p.shape[d - 1] : total_rows;  // rows a tile may not cross
+  const int64_t tr = p.tile_rows, tc = p.tile_cols;
+  const int64_t seg_tiles = (seg + tr - 1) / tr, col_tiles = (cols + tc - 1) / tc;
+  const int64_t tiles = total_rows / seg * seg_tiles * col_tiles;  // <= numel
+  const size_t esize = DTypeSize(p.dtype);
+  const OperandView* ops[3] = {&p.g, &p.x, &p.out};
+  int64_t cs[3], rs[3], rb[3];  // each operand's stride along the columns, along dim ndim-2, and that in bytes
+  for (int k = 0; k < 3; ++k) {
+    cs[k] = ops[k]->strides[d];
+    rs[k] = d >= 1 ? ops[k]->strides[d - 1] : 0;
+    rb[k] = rs[k] * int64_t(esize);
+  }
+  const int threads = int(std::min<int64_t>(std::max(1, p.kernel.split.threads), tiles));
+  ParallelFor(threads, tiles, [&](int64_t first, int64_t last, int thread) {
+    char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
+    const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
+    void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
+    char* next = ws + Align64(3 * uint64_t(tr) * sizeof(void*));
+    char* splat[2] = {};  // not packed: the splat vectors of a stride-0 input
+    char* tile[2] = {};   // packed: the input's tile
+    for (int k = 0; k < 2; ++k) {
+      if (p.packed) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+      else if (cs[k] == 0) splat[k] = next, next += uint64_t(tr) * kSplatBytes;
+    }
+    Runs runs;
+    runs.g = ptr[0];
+    runs.x = ptr[1];
+    runs.out = outp;
+    runs.splat_g = !p.packed && cs[0] == 0;
+    runs.splat_x = !p.packed && cs[1] == 0;
+    for (int64_t t = first; t < last; ++t) {
+      // Tile order: with a gathered input, down the columns first (its
+      // contiguous side: the next tile continues the same cache lines and
+      // pages), else along the rows first (out's contiguous side).
+      int64_t ct, rt, o;  // column tile, row tile within the stretch, stretch
+      if (gathered) {
+        rt = t % seg_tiles;
+        ct = t / seg_tiles % col_tiles;
+        o = t / seg_tiles / col_tiles;
+      } else {
+        ct = t % col_tiles;
+        rt = t / col_tiles % seg_tiles;
+        o = t / col_tiles / seg_tiles;
+      }
+      const int64_t c0 = ct * tc, r0 = o * seg + rt * tr;
+      const int64_t nr = std::min(tr, seg - rt * tr), nc = std::min(tc, cols - c0);
+      // The first row's index over dims 0..ndim-2, and each operand's byte
+      // address there.
+      int64_t idx[kMaxDims];
+      const char* cur[3];
+      {
+        int64_t off[3] = {c0 * cs[0], c0 * cs[1], c0 * cs[2]};
+        int64_t rest = r0;
+        for (int i = d - 1; i >= 0; --i) {
+          idx[i] = rest % p.shape[i];
+          rest /= p.shape[i];
+          for (int k = 0; k < 3; ++k) off[k] += idx[i] * ops[k]->strides[i];
+        }
+        for (int k = 0; k < 3; ++k) cur[k] = ops[k]->base + off[k] * int64_t(esize);
+      }
+      for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]
+        if (!ops[k]->gathered) continue;
+        // The next tile down the columns (the next in this thread's order):
+        // fetched while this one is copied.
+        if (r0 + nr < o * seg + seg && t + 1 < last)
+          PrefetchTile(cur[k] + nr * rs[k] * int64_t(esize), rs[k], cs[k], std::min(tr, o * seg + seg - r0 - nr), nc, esize);
+        CopyTile(tile[k], cur[k], rs[k], cs[k], nr, nc, esize);
+      }
+      const size_t row_bytes = size_t(nc) * esize;
+      // The rows, a stretch of dim ndim-2 at a time (no carry inside one).
+      for (int64_t r = 0; r < nr;) {
+        const int64_t len = d >= 1 ? std::min(nr - r, p.shape[d - 1] - idx[d - 1]) : nr - r;
+        for (int k = 0; k < 2; ++k) {
+          const void** dst = ptr[k] + r;
+          if (splat[k]) {
+            for (int64_t j = 0; j < len; ++j) {
+              char* sv = splat[k] + (r + j) * int64_t(kSplatBytes);
+              FillSplat(sv, cur[k] + j * rb[k], esize);
+              dst[j] = sv;
+            }
+          } else if (ops[k]->gathered) {  // packed by CopyTile
+            for (int64_t j = 0; j < len; ++j) dst[j] = tile[k] + (r + j) * int64_t(row_bytes);
+          } else {  // in place, or (packed) the source rows PackRows reads below
+            for (int64_t j = 0; j < len; ++j) dst[j] = cur[k] + j * rb[k];
+          }
+        }
+        for (int64_t j = 0; j < len; ++j) outp[r + j] = const_cast<char*>(cur[2]) + j * rb[2];
+        r += len;
+        if (r == nr) break;
+        // Dim ndim-2 wrapped (d >= 1 here): back to its first row, step the outer dims.
+        for (int k = 0; k < 3; ++k) cur[k] -= idx[d - 1] * rb[k];
+        idx[d - 1] = 0;
+        for (int i = d - 2; i >= 0; --i) {
+          for (int k = 0; k < 3; ++k) cur[k] += ops[k]->strides[i] * int64_t(esize);
+          if (++idx[i] < p.shape[i]) break;
+          for (int k = 0; k < 3; ++k) cur[k] -= idx[i] * ops[k]->strides[i] * int64_t(esize);
+          idx[i] = 0;
+        }
+      }
+      KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
+      runs.count = size_t(nr);
+      if (p.packed) {
+        for (int k = 0; k < 2; ++k) {
+          if (ops[k]->gathered) continue;
+          PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
+          for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
+        }
+        // Out rows adjacent: the tile is one contiguous call.
+        bool adjacent = true;
+        for (int64_t r = 1; r < nr && adjacent; ++r)
+          adjacent = static_cast<char*>(outp[r]) == static_cast<char*>(outp[0]) + r * int64_t(row_bytes);
+        if (adjacent) a = KernelArgs{tile[0], tile[1], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+      }
+      v.fn(a);
+    }
+  });
+}
+
+}  // namespace
+
+void Execute(const Plan& p, void* workspace) {
+  if (p.numel == 0) return;
+  const Variant& v = *p.kernel.variant;
+  const Split& split = p.kernel.split;
+  KernelArgs args{p.g.base, p.x.base, p.out.base, size_t(p.numel), p.params, size_t(split.stage_tile)};
+  if (p.path == PlanPath::kFlat) {
+    RunVariant(v, args, split);
+    return;
+  }
+  if (p.path == PlanPath::kRuns) {
+    ExecuteRuns(p, workspace);
+    return;
+  }
+  const size_t esize = DTypeSize(p.dtype);
+  const int64_t blocks = int64_t((p.numel + kBlockElems - 1) / kBlockElems);
+  // Blocks of kBlockElems, not split.chunk: a block is what one gather fills.
+  const int threads = int(std::min<int64_t>(std::max(1, split.threads), blocks));
+  ParallelFor(threads, blocks, [&](int64_t first, int64_t last, int thread) {
+    char* buf = static_cast<char*>(workspace) + size_t(thread) * 3 * kBlockElems * esize;
+    for (int64_t b = first; b < last; ++b) {
+      const uint64_t start = uint64_t(b) * kBlockElems;
+      const uint64_t len = std::min<uint64_t>(kBlockElems, p.numel - start);
+      KernelArgs a = args;
+      a.n = size_t(len);
+      char* gb = buf;
+      char* xb = buf + kBlockElems * esize;
+      char* ob = buf + 2 * kBlockElems * esize;
+      if (p.g.flat) a.g = p.g.base + start * esize;
+      else Gather(p, p.g, start, len, gb), a.g = gb;
+      if (p.x.flat) a.x = p.x.base + start * esize;
+      else Gather(p, p.x, start, len, xb), a.x = xb;
+      a.out = p.out.flat ? p.out.base + start * esize : ob;
+      v.fn(a);
+      if (!p.out.flat) Scatter(p, ob, start, len);
+    }
+  });
+}
+
+}  // namespace actgrad::rt

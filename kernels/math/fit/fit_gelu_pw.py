@@ -20,7 +20,7 @@ the weight is the spec metric's sensitivity (g = 1): 1 / max(|f|, 1/16).
 The coefficients are rounded to float32 and the error re-measured with a
 float32 Horner evaluation.
 
---segments 32 (the 16-bit kernels' "erf_pw3h" (erf only), "erf_pw4h", "tanh_pw4h", native_f32_ops.h):
+--segments 32 (the 16-bit kernels' "erf_pw4h", "tanh_pw4h", native_f32_ops.h; degree 3 was dropped):
 32 half-unit segments, t = 2x + 16 clamped to [0, 32), k = floor(t), f =
 P_k(u) with u = t - k in [0, 1) (not centred: one subtraction less); each
 coefficient table is two registers, a lookup one vpermt2ps. Segment 0

@@ -210,7 +210,7 @@ struct GeluF32 {
 };
 
 // GELU backward as a piecewise polynomial on 32 half-unit segments (the
-// 16-bit kernels' "erf_pw3h"/"erf_pw4h"/"tanh_pw4h", tables in
+// 16-bit kernels' "erf_pw4h"/"tanh_pw4h", tables in
 // math/gelu_pw_tables.h, fit by math/fit/fit_gelu_pw.py --segments 32):
 // t = 2x + 16 clamped to [0, 32), segment k = floor(t), f = P_k(t - k). A
 // coefficient table is two registers, a lookup one vpermt2ps; no exp, no
@@ -246,7 +246,6 @@ struct GeluPwHF32 {
   }
 };
 
-using GeluErfPw3h = GeluPwHF32<GeluApprox::kNone, 3, math_tables::kErfPw3h>;
 using GeluErfPw4h = GeluPwHF32<GeluApprox::kNone, 4, math_tables::kErfPw4h>;
 using GeluTanhPw4h = GeluPwHF32<GeluApprox::kTanh, 4, math_tables::kTanhPw4h>;
 

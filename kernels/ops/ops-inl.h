@@ -57,9 +57,17 @@ HWY_INLINE OpConsts<D> MakeConsts(D /*d*/, const OpParams& p, DType out) {
   return c;
 }
 
+// The rare paths below are out of line (HWY_NOINLINE) and take vectors by
+// value, so they are `static`: each translation unit keeps its own copy. The
+// hand-written AVX-512 files instantiate them too (native_hwy_ops.h) under
+// other compiler flags than Highway's per-target code; with external linkage
+// the linker kept one copy for both, and where the two disagree on how a
+// 512-bit vector is passed (clang) a call crashed (ASan: SEGV in
+// RedoLanesInDouble from a bf16cvt GELU variant with a huge g).
+
 // Lanes of `redo` recomputed in double by `ref` (extreme::RedoInDouble).
 template <class D, class M>
-HWY_NOINLINE hn::Vec<D> RedoLanesInDouble(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, M redo,
+static HWY_NOINLINE hn::Vec<D> RedoLanesInDouble(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, M redo,
                                           double (*ref)(double, double)) {
   HWY_ALIGN float gb[hn::MaxLanes(d)], xb[hn::MaxLanes(d)], rb[hn::MaxLanes(d)];
   uint8_t bits[8] = {};
@@ -76,7 +84,7 @@ HWY_NOINLINE hn::Vec<D> RedoLanesInDouble(D d, hn::Vec<D> g, hn::Vec<D> x, hn::V
 // The rare part of FixNearOverflow: of the lanes at or above the band's
 // lower end, those with a finite g and a result inside the band.
 template <class D>
-HWY_NOINLINE hn::Vec<D> FixNearOverflowLanes(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, const OpConsts<D>& c,
+static HWY_NOINLINE hn::Vec<D> FixNearOverflowLanes(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, const OpConsts<D>& c,
                                              double (*ref)(double, double)) {
   const auto ar = hn::Abs(r);
   const auto near = hn::And(hn::IsFinite(g), hn::And(hn::Ge(ar, hn::Set(d, c.near_lo)), hn::Le(ar, hn::Set(d, c.near_hi))));
@@ -145,7 +153,7 @@ struct SoftshrinkBwdOp {
 // g = +-Inf takes the sign of the reference's factor by region of x (NaN where
 // that factor is 0); finite huge g is recomputed in double.
 template <GeluApprox kMode, class D>
-HWY_NOINLINE hn::Vec<D> GeluBigG(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, hn::Mask<D> big) {
+static HWY_NOINLINE hn::Vec<D> GeluBigG(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> r, hn::Mask<D> big) {
   constexpr extreme::GeluSigns s = extreme::GeluSignsOf(kMode);
   const auto inf = hn::IsInf(g);
   const auto pos = hn::Ge(x, hn::Set(d, s.first_positive));  // false for NaN

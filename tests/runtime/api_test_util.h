@@ -432,4 +432,11 @@ inline std::vector<Op> AllOps() {
   return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
 }
 
+// Random input values in the op's range with a few specials mixed in (1 in
+// 97: NaN, +-Inf, +-0, +-1e-40): g in [-2, 2), x in the op's interesting
+// range (Hardswish and Softshrink hit their ends); integers in [-100, 100).
+double RandomInput(const OpSpec& s, bool is_g, DType t, std::mt19937_64& rng);
+// g and x filled with RandomInput from one seeded generator.
+void FillInputs(const OpSpec& s, Tensor& g, Tensor& x, uint64_t seed);
+
 }  // namespace apitest

@@ -36,35 +36,6 @@ namespace {
 using actgrad::rt::Plan;
 using actgrad::rt::PlanPath;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// ------------------------------------------------------------- inputs
-
-double RandomInput(const OpSpec& s, bool is_g, DType t, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  if (!actgrad::IsFloat(t)) return std::floor(-100.0 + 200.0 * u(rng));
-  if (rng() % 97 == 0) {
-    static const double sp[] = {kNaN, kInf, -kInf, 0.0, -0.0, 1e-40, -1e-40};
-    return sp[rng() % 7];
-  }
-  if (is_g) return -2.0 + 4.0 * u(rng);
-  switch (s.op) {
-    case Op::kSeluBwd: return -1.7 + 6.0 * u(rng);
-    case Op::kHardswishBwd: return (rng() % 11 == 0) ? ((rng() & 1) ? 3.0 : -3.0) : -5.0 + 10.0 * u(rng);
-    case Op::kGeluBwd: return -6.0 + 12.0 * u(rng);
-    case Op::kSoftshrinkBwd: return (rng() % 11 == 0) ? ((rng() & 1) ? s.p.lambd : -s.p.lambd) : -2.0 + 4.0 * u(rng);
-    case Op::kLogitGrad: return -0.1 + 1.2 * u(rng);
-  }
-  return 0;
-}
-
-void FillInputs(const OpSpec& s, Tensor& g, Tensor& x, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  g.FillFn([&](int64_t) { return RandomInput(s, true, g.dtype(), rng); });
-  x.FillFn([&](int64_t) { return RandomInput(s, false, x.dtype(), rng); });
-}
-
 // A view of dims with the given strides (elements, any sign, 0 allowed) over
 // a 1-D storage with `front` elements before the lowest element the view
 // reaches and `back` after the highest: room around the view.

@@ -293,4 +293,22 @@ void FillInputs(const OpSpec& s, Tensor& g, Tensor& x, uint64_t seed) {
   x.FillFn([&](int64_t) { return RandomInput(s, false, x.dtype(), rng); });
 }
 
+void PrintTo(const OpType& c, std::ostream* os) { *os << c.name; }
+
+std::vector<OpType> OpTypes() {
+  std::vector<OpType> v;
+  const std::vector<std::pair<std::string, OpSpec>> specs = {
+      {"selu", Spec(Op::kSeluBwd)},          {"hardswish", Spec(Op::kHardswishBwd)},
+      {"gelu", Spec(Op::kGeluBwd)},          {"gelu_tanh", GeluTanh()},
+      {"softshrink", Softshrink(0.5f)},      {"logit_m1", Logit(-1.0f)},
+      {"logit_0_25", Logit(0.25f)},
+  };
+  for (const auto& [n, s] : specs) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) v.push_back({n + "_" + Name(t), s, t});
+    if (s.op == Op::kSeluBwd)
+      for (DType t : {DType::kI32, DType::kI8}) v.push_back({n + "_" + Name(t), s, t});
+  }
+  return v;
+}
+
 }  // namespace apitest

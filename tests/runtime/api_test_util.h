@@ -439,4 +439,15 @@ double RandomInput(const OpSpec& s, bool is_g, DType t, std::mt19937_64& rng);
 // g and x filled with RandomInput from one seeded generator.
 void FillInputs(const OpSpec& s, Tensor& g, Tensor& x, uint64_t seed);
 
+// An op (with its parameters) and a dtype, named like selu_f32 or logit_0_25_bf16.
+struct OpType {
+  std::string name;
+  OpSpec spec;
+  DType t;
+};
+void PrintTo(const OpType& c, std::ostream* os);
+// Every op (GELU in both forms, LogitGrad at eps -1 and 0.25) in f32, f16 and
+// bf16, SELU also in i32 and i8.
+std::vector<OpType> OpTypes();
+
 }  // namespace apitest

@@ -23,6 +23,9 @@ inline constexpr size_t kSplatBytes = 256;  // the widest vector of any Arm targ
 #else
 inline constexpr size_t kSplatBytes = 64;  // the widest x86 vector (AVX-512)
 #endif
+// PrefetchRuns' default distance (runs ahead) and its bytes per run and input.
+inline constexpr size_t kPrefetchRuns = 8, kPrefetchBytes = 512;
+
 struct Runs {
   size_t count = 0;
   const void* const* g = nullptr;
@@ -30,6 +33,9 @@ struct Runs {
   void* const* out = nullptr;
   bool splat_g = false;
   bool splat_x = false;
+  // PrefetchRuns' distance in runs; 0 when the view's data fits the cache
+  // (there the prefetches only cost).
+  uint32_t prefetch_runs = kPrefetchRuns;
 };
 
 // Arguments of a kernel: n elements of g, x and out, all of the variant's
@@ -58,12 +64,11 @@ struct RunPtrs {
 };
 inline size_t RunCount(const KernelArgs& a) { return a.runs ? a.runs->count : 1; }
 
-// Before run ri of a call with several: prefetch the inputs kPrefetchRuns
+// Before run ri of a call with several: prefetch the inputs prefetch_runs
 // runs ahead (the first call also the runs up to there). A view's runs lie
 // apart, so the hardware prefetchers lose them; from DRAM each run would
 // otherwise wait for its misses (SELU f32 on the strided view at 16M: 3.3x
 // the contiguous time without). `bytes`: one run's bytes of an input.
-inline constexpr size_t kPrefetchRuns = 8, kPrefetchBytes = 512;
 // One cache line into L1. Inline asm, not __builtin_prefetch: GCC 12 deletes
 // a loop whose body is only __builtin_prefetch (it has no side effect).
 inline void PrefetchLine(const void* p) {
@@ -77,9 +82,9 @@ inline void PrefetchLine(const void* p) {
 }
 inline void PrefetchRuns(const KernelArgs& a, size_t ri, size_t bytes) {
   const Runs* r = a.runs;
-  if (!r) return;
+  if (!r || !r->prefetch_runs) return;
   const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
-  const size_t first = ri == 0 ? 1 : ri + kPrefetchRuns, last = ri + kPrefetchRuns;
+  const size_t first = ri == 0 ? 1 : ri + r->prefetch_runs, last = ri + r->prefetch_runs;
   for (size_t k = first; k <= last && k < r->count; ++k)
     for (size_t o = 0; o < b; o += 64) {
       PrefetchLine(static_cast<const char*>(r->g[k]) + o);

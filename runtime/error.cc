@@ -42,5 +42,3 @@ void ClearError() { g_last_error[0] = '\0'; }
 const char* RecentError() { return g_last_error; }
 
 }  // namespace actgrad::rt
-
-extern "C" const char* aclGetRecentErrMsg(void) { return actgrad::rt::RecentError(); }

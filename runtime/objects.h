@@ -7,18 +7,9 @@
 
 #include "aclnn/aclnn_base.h"
 #include "runtime/plan.h"
+#include "runtime/raw_enum.h"
 
 namespace actgrad::rt {
-// The int behind an enum argument, read without an enum load: a caller may
-// pass any int32 as aclDataType/aclFormat (e.g. (aclDataType)12345), and
-// loading that as the enum is undefined behaviour.
-template <class Enum>
-int32_t RawEnum(const Enum& e) {
-  static_assert(sizeof(Enum) == sizeof(int32_t));
-  int32_t raw;
-  std::memcpy(&raw, &e, sizeof raw);
-  return raw;
-}
 bool IsAclDataType(int32_t raw);  // one of aclDataType's enumerators
 bool IsAclFormat(int32_t raw);    // one of aclFormat's enumerators
 }  // namespace actgrad::rt

@@ -1,9 +1,12 @@
-/* actgrad: the subset of CANN's acl_base.h that aclnn sample programs use. */
+/* actgrad: the subset of CANN's acl_base.h that aclnn sample programs and the
+ * CANN runtime surface (acl_rt.h) use. */
 #ifndef ACTGRAD_ACL_ACL_BASE_H_
 #define ACTGRAD_ACL_ACL_BASE_H_
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "error_codes/rt_error_codes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,12 +31,8 @@ static const int ACL_ERROR_REPEAT_INITIALIZE = 100002;
 static const int ACL_ERROR_INVALID_FILE = 100003;
 static const int ACL_ERROR_STREAM_NOT_SUBSCRIBE = 100035;
 static const int ACL_ERROR_BAD_ALLOC = 200000;
-static const int ACL_ERROR_RT_PARAM_INVALID = 107000;
-static const int ACL_ERROR_RT_INVALID_DEVICEID = 107001;
-static const int ACL_ERROR_RT_STREAM_CONTEXT = 107003;
-static const int ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
-static const int ACL_ERROR_RT_INTERNAL_ERROR = 507000;
 static const int ACL_ERROR_INTERNAL_ERROR = 500000;
+/* ACL_ERROR_RT_*: error_codes/rt_error_codes.h */
 
 typedef enum {
   ACL_DT_UNDEFINED = -1,

@@ -23,6 +23,7 @@
 #include "aclnnop/aclnn_softshrink_backward.h"
 #include "actgrad/acl_dtype.h"
 #include "actgrad/half.h"
+#include "runtime/error.h"  // the aclnn ops' messages, without the ACL runtime library
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
 #include "tiling/size_cells.h"
@@ -251,7 +252,7 @@ struct CpuBackend::Impl {
     st->tg = make(views.g, operands.g());
     st->tx = make(views.x, operands.x());
     st->to = make(views.out, operands.out());
-    if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
+    if (!st->tg || !st->tx || !st->to) throw std::runtime_error(std::string("aclCreateTensor: ") + actgrad::rt::RecentError());
     KernelChoice forced = Resolve(c);
     forced.variant = &v;
     ScopedKernelOverride scope(forced);
@@ -279,9 +280,9 @@ struct CpuBackend::Impl {
         s = aclnnLogitGradGetWorkspaceSize(st->tx, st->tg, double(Params(b).eps), st->to, &st->ws_size, &st->exec);
         break;
     }
-    if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase one: ") + aclGetRecentErrMsg());
+    if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase one: ") + actgrad::rt::RecentError());
     if (aclSetAclOpExecutorRepeatable(st->exec) != ACLNN_SUCCESS)
-      throw std::runtime_error(std::string("aclSetAclOpExecutorRepeatable: ") + aclGetRecentErrMsg());
+      throw std::runtime_error(std::string("aclSetAclOpExecutorRepeatable: ") + actgrad::rt::RecentError());
     st->ws.Reserve(std::max<uint64_t>(st->ws_size, 64));
   }
 
@@ -295,7 +296,7 @@ struct CpuBackend::Impl {
         case Op::kSoftshrinkBwd: s = aclnnSoftshrinkBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
         case Op::kLogitGrad: s = aclnnLogitGrad(st->ws.p, st->ws_size, st->exec, nullptr); break;
       }
-      if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + aclGetRecentErrMsg());
+      if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + actgrad::rt::RecentError());
       return;
     }
     KernelArgs a{operands.g(), operands.x(), operands.out(), size_t(n), Params(b), 0};

@@ -1,5 +1,6 @@
 #include "soc.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -26,6 +27,12 @@ const Field kModelFields[] = {
     {"vec_issue_cycles", &ModelParams::vec_issue_cycles},
     {"vector_cycle_scale", &ModelParams::vector_cycle_scale},
 };
+
+std::string Text(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "";
+  const auto& v = j.at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 bool GetValue(const nlohmann::json& params, const char* key, double* v, std::string* err) {
   if (!params.contains(key)) {
@@ -90,12 +97,24 @@ bool SocFromJson(const nlohmann::json& j, SocInfo* out, std::string* err) {
     s.repeat_bytes = uint32_t(v);
     for (const Field& f : kModelFields)
       if (!GetValue(p, f.name, &(s.model.*f.member), err)) return false;
+    // optional parameters (absent from older files)
+    if (p.contains("hbm_peak_gbps") && !GetValue(p, "hbm_peak_gbps", &s.hbm_peak_gbps, err)) return false;
+    if (!p.is_object()) {
+      *err = "params is not an object";
+      return false;
+    }
+    for (auto it = p.begin(); it != p.end(); ++it)
+      s.docs[it.key()] = ParamDoc{Text(it.value(), "unit"), Text(it.value(), "source"), Text(it.value(), "uncertainty")};
     // cycles per repeat, by vector instruction kind ("default" for the rest)
     const auto& cpr_node = p.at("cycles_per_repeat");
     const auto& cpr = cpr_node.is_object() && cpr_node.contains("value") ? cpr_node.at("value") : cpr_node;
     const double def = cpr.value("default", 1.0);
     for (int k = 0; k < AscendEmu::kNumVecKinds; ++k)
       s.model.cycles_per_repeat[k] = cpr.value(AscendEmu::VecKindName(AscendEmu::VecKind(k)), def);
+    if (s.hbm_peak_gbps < 0) {
+      *err = "hbm_peak_gbps must not be negative";
+      return false;
+    }
     if (s.vector_cores < 1 || s.ub_bytes <= s.ub_reserved_bytes || s.block_bytes != 32 || s.repeat_bytes != 256) {
       *err = "implausible structural parameters (cores, UB, 32-byte block, 256-byte repeat)";
       return false;
@@ -146,6 +165,39 @@ nlohmann::json SocToJson(const SocInfo& soc) {
     if (cpr.contains(kn) || m.cycles_per_repeat[k] != cpr.value("default", 1.0)) cpr[kn] = m.cycles_per_repeat[k];
   }
   return j;
+}
+
+// A value as a person writes it: 100 not 100.0, {"Exp": 4} as Exp=4.
+static std::string ValueText(const nlohmann::json& v) {
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    char b[32];
+    std::snprintf(b, sizeof b, "%.10g", d);
+    return b;
+  }
+  if (v.is_object()) {
+    std::string out;
+    for (auto it = v.begin(); it != v.end(); ++it) out += (out.empty() ? "" : ", ") + it.key() + "=" + ValueText(it.value());
+    return out;
+  }
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::vector<SocParamRow> SocParamRows(const SocInfo& soc) {
+  std::vector<SocParamRow> rows;
+  const nlohmann::json j = SocToJson(soc);  // current values
+  const auto& p = j.at("params");
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    const auto& node = it.value();
+    const auto& val = node.is_object() && node.contains("value") ? node.at("value") : node;
+    SocParamRow r;
+    r.name = it.key();
+    r.value = ValueText(val);
+    const auto d = soc.docs.find(it.key());
+    if (d != soc.docs.end()) r.doc = d->second;
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 std::string DefaultSocDir() {

@@ -5,7 +5,9 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,12 @@ struct ModelParams {
   std::array<double, AscendEmu::kNumVecKinds> cycles_per_repeat{};
 };
 
+// What a SoC file says about one parameter besides its value. Files may give
+// a bare number (older files, fitted values): then all three are empty.
+struct ParamDoc {
+  std::string unit, source, uncertainty;
+};
+
 struct SocInfo {
   std::string name;         // e.g. "ascend910b" (the tiling table's machine_id)
   std::string soc_version;  // e.g. "Ascend910B2"
@@ -39,8 +47,14 @@ struct SocInfo {
   uint32_t block_bytes = 32;
   uint32_t repeat_bytes = 256;
   ModelParams model;
+  // Nominal peak HBM bandwidth (GB/s), the 100 % of "% of HBM"; not a
+  // timing parameter (the model uses hbm_bandwidth_gbps). 0 when the file
+  // has none (older files): then % of HBM is taken against the achievable.
+  double hbm_peak_gbps = 0;
+  std::map<std::string, ParamDoc> docs;  // by parameter name, as the file gives them
   nlohmann::json raw;  // the file as read (for provenance and re-writing)
   uint64_t UbBudget() const { return ub_bytes - ub_reserved_bytes; }
+  double HbmPeakGbps() const { return hbm_peak_gbps > 0 ? hbm_peak_gbps : model.hbm_bandwidth_gbps; }
 };
 
 // Reads a SoC file. On failure returns false and says why in *err.
@@ -53,6 +67,14 @@ nlohmann::json SocToJson(const SocInfo& soc);
 std::string DefaultSocDir();
 // Loads DefaultSocDir()/<name>.json, throwing std::runtime_error on failure.
 SocInfo LoadSocByName(const std::string& name);
+
+// Every parameter of a SoC file by name: name, current value as text, and its
+// unit, source and uncertainty (for actgrad-atlas soc and docs/atlas.md).
+struct SocParamRow {
+  std::string name, value;
+  ParamDoc doc;
+};
+std::vector<SocParamRow> SocParamRows(const SocInfo& soc);
 
 // Names of the fittable model parameters and access to them.
 const std::vector<std::string>& ModelParamNames();

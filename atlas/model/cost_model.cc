@@ -62,14 +62,14 @@ struct CoreRun {
   AscendEmu::CoreStats stats;
 };
 
-using CacheKey = std::tuple<std::string, uint32_t, uint64_t, float, float>;
+using CacheKey = std::tuple<std::string, uint32_t, uint64_t, float, float, uint64_t>;
 std::mutex g_cache_mu;
 std::map<CacheKey, std::shared_ptr<const CoreRun>> g_cache;
 
 // Emulates one core holding `len` elements (as core 0 of a 1-core launch).
 std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const AtlasTilingData& t, uint64_t len,
-                                           const SocInfo& soc) {
-  const CacheKey key{v.name, t.tileLength, len, t.scalar0, t.scalar1};
+                                           uint64_t ub_capacity) {
+  const CacheKey key{v.name, t.tileLength, len, t.scalar0, t.scalar1, ub_capacity};
   {
     std::lock_guard<std::mutex> lock(g_cache_mu);
     auto it = g_cache.find(key);
@@ -83,7 +83,7 @@ std::shared_ptr<const CoreRun> EmulateCore(const AtlasVariant& v, const AtlasTil
   EmuOptions o;
   o.dry_run = true;
   o.trace = true;
-  o.ub_capacity = soc.UbBudget();
+  o.ub_capacity = ub_capacity;
   AscendEmu::LaunchResult r = RunOnEmulator(v, one, nullptr, nullptr, nullptr, o);
   auto run = std::make_shared<CoreRun>();
   run->trace = std::move(r.trace[0]);
@@ -134,20 +134,20 @@ struct CoreEstimate {
 };
 
 CoreEstimate EstimateCore(const AtlasVariant& v, const AtlasTilingData& t, uint64_t len, const SocInfo& soc,
-                          double bw) {
+                          uint64_t ub_capacity, double bw) {
   CoreEstimate est;
   if (len == 0) return est;
   const uint64_t tile = t.tileLength;
   const uint64_t tiles = (len + tile - 1) / tile;
   if (tiles <= kExactTiles) {
-    auto run = EmulateCore(v, t, len, soc);
+    auto run = EmulateCore(v, t, len, ub_capacity);
     est.time = ReplayTrace(run->trace, soc.model, bw);
     est.stats = run->stats;
     return est;
   }
   const uint64_t tail = len - (tiles - 1) * tile;
-  auto r1 = EmulateCore(v, t, (kShortTiles - 1) * tile + tail, soc);
-  auto r2 = EmulateCore(v, t, (kLongTiles - 1) * tile + tail, soc);
+  auto r1 = EmulateCore(v, t, (kShortTiles - 1) * tile + tail, ub_capacity);
+  auto r2 = EmulateCore(v, t, (kLongTiles - 1) * tile + tail, ub_capacity);
   const CoreTime t1 = ReplayTrace(r1->trace, soc.model, bw);
   const CoreTime t2 = ReplayTrace(r2->trace, soc.model, bw);
   const double k = double(tiles - kShortTiles) / double(kLongTiles - kShortTiles);
@@ -165,30 +165,45 @@ void ClearTraceCache() {
 }
 
 ModelResult ModelLaunch(const AtlasVariant& v, const AtlasTilingData& t, const SocInfo& soc) {
-  ModelResult res;
-  res.block_dim = t.blockDim;
   if (t.blockDim == 0 || t.totalLength == 0) {
+    ModelResult res;
+    res.block_dim = t.blockDim;
     res.total_ns = soc.model.launch_overhead_ns;
     return res;
   }
+  std::vector<uint64_t> lengths(t.blockDim);
+  for (uint32_t c = 0; c < t.blockDim; ++c) {
+    uint64_t s;
+    CoreRange(t, c, &s, &lengths[c]);
+  }
+  return ModelCores(v, t, lengths, soc);
+}
+
+ModelResult ModelCores(const AtlasVariant& v, const AtlasTilingData& t, const std::vector<uint64_t>& core_lengths,
+                       const SocInfo& soc, uint64_t ub_capacity) {
+  ModelResult res;
+  res.block_dim = uint32_t(core_lengths.size());
   const ModelParams& m = soc.model;
+  uint64_t n = 0;
+  for (uint64_t l : core_lengths) n += l;
+  if (core_lengths.empty() || n == 0) {
+    res.total_ns = m.launch_overhead_ns;
+    return res;
+  }
+  if (ub_capacity == 0) ub_capacity = soc.UbBudget();
   // Working set: g, x and out.
-  const double bytes = 3.0 * double(t.totalLength) * double(DTypeSize(v.dtype));
+  const double bytes = 3.0 * double(n) * double(DTypeSize(v.dtype));
   const double mem_bw = bytes <= m.l2_bytes ? m.l2_bandwidth_gbps : m.hbm_bandwidth_gbps;
   // Each copy pipe runs at the core's DMA limit or its share of the memory
   // bandwidth; MTE2 and MTE3 together cannot exceed that share (floor below).
-  const double share = mem_bw / double(t.blockDim);
+  const double share = mem_bw / double(core_lengths.size());
   const double bw = std::min(m.core_dma_bandwidth_gbps, share);
 
   std::map<uint64_t, uint64_t> lengths;  // distinct core length -> cores
-  for (uint32_t c = 0; c < t.blockDim; ++c) {
-    uint64_t s, l;
-    CoreRange(t, c, &s, &l);
-    ++lengths[l];
-  }
+  for (uint64_t l : core_lengths) ++lengths[l];
   double worst = -1;
   for (const auto& [len, cores] : lengths) {
-    CoreEstimate e = EstimateCore(v, t, len, soc, bw);
+    CoreEstimate e = EstimateCore(v, t, len, soc, ub_capacity, bw);
     e.time.ns = std::max(e.time.ns, double(e.stats.gm_to_ub_bytes + e.stats.ub_to_gm_bytes) / share);
     Add(&res.total, e.stats, cores);
     if (e.time.ns > worst) {

@@ -48,6 +48,16 @@ struct ModelResult {
 // if the kernel breaches the programming model under this tiling.
 ModelResult ModelLaunch(const AtlasVariant& v, const AtlasTilingData& t, const SocInfo& soc);
 
+// Models a launch of core_lengths.size() cores, core i holding
+// core_lengths[i] elements, each running v's instruction stream in tiles of
+// t.tileLength (t supplies the op's scalars; its lengths and block dim are
+// ignored). This prices another split of the work, e.g. Ascend's own
+// (ascend_tilings.h), with our kernel's instructions. ub_capacity: the UB the
+// emulator grants a core (0: the SoC's budget); larger lets a tile our UB
+// layout cannot hold be priced as if it fitted.
+ModelResult ModelCores(const AtlasVariant& v, const AtlasTilingData& t, const std::vector<uint64_t>& core_lengths,
+                       const SocInfo& soc, uint64_t ub_capacity = 0);
+
 // Drops the cached per-core traces (they depend on variant, tile, length only).
 void ClearTraceCache();
 

@@ -5,6 +5,9 @@
 //   synth      write a synthetic "device" CSV from a SoC file (tests calibrate)
 //   tune       retired: says to run actgrad-tune --backend atlas-model
 //   tiling     print the tiling the host code computes for op/dtype/n
+//   compare    our tiling against Ascend's, both priced by the model (Markdown/CSV)
+//   soc        the SoC file's parameters with their sources (Markdown/CSV)
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -13,8 +16,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "atlas_backend.h"
 #include "cost_model.h"
 #include "host_tiling.h"
+#include "tiling_compare.h"
 #include "tiling/size_cells.h"
 #include "tiling_table.h"
 
@@ -250,6 +255,107 @@ int CmdTiling(const std::string& soc_path, const std::string& op_s, const std::s
   return 0;
 }
 
+// Our tiling of (op, dtype, n): the shipping host tiling (compiled table or
+// default rule), or the best of the tuner's candidates under the model.
+bool OurTiling(Op op, DType dt, uint64_t n, const SocInfo& soc, bool best, const AtlasVariant** v,
+               AtlasTilingData* t, std::string* label, std::string* err) {
+  if (!best) {
+    TilingDecision d;
+    if (!ComputeTiling(op, dt, n, soc, OpParams{}, &d, err)) return false;
+    *v = d.variant;
+    *t = d.data;
+    *label = d.source == "table" ? "table (octave " + std::to_string(d.octave) + ")" : "default rule";
+    return true;
+  }
+  AtlasModelBackend backend(soc);
+  const tune::Cell cell{op, dt, "contig", SizeOctave(n), n};
+  double best_ns = 0;
+  size_t count = 0;
+  for (const Choice& c : backend.Candidates(cell)) {
+    const AtlasVariant* cv;
+    AtlasTilingData ct;
+    std::string why;
+    if (!CandidateTiling(soc, cell, c, OpParams{}, &cv, &ct, &why)) continue;
+    const double ns = ModelLaunch(*cv, ct, soc).total_ns;
+    ++count;
+    if (count == 1 || ns < best_ns) {
+      best_ns = ns;
+      *v = cv;
+      *t = ct;
+    }
+  }
+  if (count == 0) {
+    *err = "no candidate tiling";
+    return false;
+  }
+  *label = "model best of " + std::to_string(count);
+  return true;
+}
+
+int CmdCompare(const std::string& soc_path, const std::string& ops_s, const std::string& dtypes_s,
+               const std::string& sizes_s, const std::string& ours, const std::string& l2, const std::string& format,
+               const std::string& out) {
+  SocInfo soc = LoadOrDie(soc_path);
+  if (ours != "table" && ours != "best") throw std::runtime_error("--ours wants table or best");
+  if (l2 != "cold" && l2 != "model") throw std::runtime_error("--l2 wants cold or model");
+  if (format != "md" && format != "csv") throw std::runtime_error("--format wants md or csv");
+  // cold: every launch reads and writes HBM, as when L2 is flushed between
+  // timed calls; model: the model's rule (L2 bandwidth when the set fits L2).
+  if (l2 == "cold") soc.model.l2_bytes = 0;
+  std::vector<uint64_t> sizes;
+  for (const auto& s : Split(sizes_s)) sizes.push_back(std::stoull(s));
+  if (sizes.empty()) throw std::runtime_error("--sizes is empty");
+  std::vector<TilingComparison> rows;
+  for (Op op : ParseOps(ops_s)) {
+    for (const auto& name : Split(dtypes_s)) {
+      DType dt;
+      if (!ParseDType(name, &dt)) throw std::runtime_error("unknown dtype " + name);
+      const auto dts = AtlasDTypes(op);
+      if (std::find(dts.begin(), dts.end(), dt) == dts.end()) continue;
+      for (uint64_t n : sizes) {
+        const AtlasVariant* v = nullptr;
+        AtlasTilingData t;
+        std::string label, err;
+        if (!OurTiling(op, dt, n, soc, ours == "best", &v, &t, &label, &err))
+          throw std::runtime_error(std::string(OpName(op)) + " " + name + " n=" + std::to_string(n) + ": " + err);
+        rows.push_back(CompareWithAscend(*v, t, label, soc));
+      }
+    }
+  }
+  const std::string text = format == "md" ? ComparisonMarkdown(rows) : ComparisonCsv(rows);
+  if (out == "-") {
+    std::cout << text;
+  } else {
+    std::ofstream o(out);
+    if (!o) throw std::runtime_error("cannot write " + out);
+    o << text;
+  }
+  return 0;
+}
+
+int CmdSoc(const std::string& soc_path, const std::string& format) {
+  const SocInfo soc = LoadOrDie(soc_path);
+  if (format != "md" && format != "csv") throw std::runtime_error("--format wants md or csv");
+  const auto rows = SocParamRows(soc);
+  if (format == "md") {
+    std::printf("| parameter | value | unit | source | uncertainty |\n|---|---:|---|---|---|\n");
+    for (const auto& r : rows)
+      std::printf("| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.value.c_str(), r.doc.unit.c_str(),
+                  r.doc.source.c_str(), r.doc.uncertainty.c_str());
+    return 0;
+  }
+  auto q = [](std::string s) {
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+  };
+  std::printf("parameter,value,unit,source,uncertainty\n");
+  for (const auto& r : rows)
+    std::printf("%s,%s,%s,%s,%s\n", r.name.c_str(), q(r.value).c_str(), q(r.doc.unit).c_str(),
+                q(r.doc.source).c_str(), q(r.doc.uncertainty).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,6 +364,7 @@ int main(int argc, char** argv) {
   const std::string def_soc = DefaultSocDir() + "/ascend910b.json";
 
   std::string soc = def_soc, ops, dtypes, sizes, tiles, out = "-", csv, params, scale, op1, dt1;
+  std::string cmp_dtypes = "f32", cmp_sizes = "16777216", cmp_ours = "table", cmp_l2 = "cold", format = "md";
   bool all_variants = false;
   double noise = 0.0;
   uint64_t n = 1 << 20;
@@ -292,6 +399,20 @@ int main(int argc, char** argv) {
   til->add_option("--dtype", dt1, "dtype")->required();
   til->add_option("--n", n, "elements");
 
+  auto* cmp = app.add_subcommand("compare", "our tiling against Ascend's published one, both priced by the model");
+  cmp->add_option("--soc", soc, "SoC parameter file");
+  cmp->add_option("--ops", ops, "ops (comma-separated, default all)");
+  cmp->add_option("--dtypes", cmp_dtypes, "dtypes (default f32)");
+  cmp->add_option("--sizes", cmp_sizes, "element counts (default 16777216)");
+  cmp->add_option("--ours", cmp_ours, "our tiling: table (the shipping host tiling) or best (model-best candidate)");
+  cmp->add_option("--l2", cmp_l2, "cold (HBM every launch, default) or model (L2 when the working set fits)");
+  cmp->add_option("--format", format, "md or csv");
+  cmp->add_option("--out", out, "output file ('-' for stdout)");
+
+  auto* socc = app.add_subcommand("soc", "print the SoC file's parameters with their sources");
+  socc->add_option("--soc", soc, "SoC parameter file");
+  socc->add_option("--format", format, "md or csv");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*model) return CmdModel(soc, ops, dtypes, sizes, tiles, all_variants, out);
@@ -299,6 +420,8 @@ int main(int argc, char** argv) {
     if (*syn) return CmdSynth(soc, scale, out, noise);
     if (*tune) return CmdTuneRetired();
     if (*til) return CmdTiling(soc, op1, dt1, n);
+    if (*cmp) return CmdCompare(soc, ops, cmp_dtypes, cmp_sizes, cmp_ours, cmp_l2, format, out);
+    if (*socc) return CmdSoc(soc, format);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "actgrad-atlas: %s\n", e.what());
     return 1;

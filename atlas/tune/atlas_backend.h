@@ -42,11 +42,11 @@ std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string&
 bool CandidateTiling(const SocInfo& soc, const tune::Cell& b, const Choice& c, const OpParams& params,
                      const AtlasVariant** v, AtlasTilingData* t, std::string* err);
 
-}  // namespace actgrad::atlas
-
-#ifdef ACTGRAD_HAVE_CANN
-namespace actgrad::atlas {
-// UNTESTED (needs CANN and a device): times candidates on NPU `device` with ACL events.
+// The "atlas-device" backend (atlas_device_backend.cc, library
+// actgrad_atlas_device): the same candidates, timed with ACL events around
+// the kernel launches on NPU `device`; without CANN on the AscendC emulator
+// behind the project's runtime, named "atlas-device(emulator)". Throws
+// std::runtime_error naming the failed call and ACL's message.
 std::unique_ptr<actgrad::tune::Backend> MakeAtlasDeviceBackend(const std::string& soc_json_path, int device);
+
 }  // namespace actgrad::atlas
-#endif

@@ -218,31 +218,32 @@ std::string FindDefault(const std::string& rel) {
   return rel;
 }
 
-std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string& soc, const AccuracyGate* gate,
-                                     int threads, std::string* err) {
+std::unique_ptr<Backend> MakeBackend(const std::string& name, const std::string& soc, int device,
+                                     const AccuracyGate* gate, int threads, std::string* err) {
   if (name == "cpu") {
     CpuBackendOptions o;
     o.max_threads = threads;
     return std::make_unique<CpuBackend>(gate, o);
   }
 #ifdef ACTGRAD_TUNER_HAVE_ATLAS
-  if (name == "atlas-model") {
-    try {
-      return actgrad::atlas::MakeAtlasModelBackend(soc.empty() ? FindDefault("atlas/soc/ascend910b.json")
-                                                                : soc);
-    } catch (const std::exception& e) {
-      *err = e.what();
-      return nullptr;
-    }
+  const std::string soc_path = soc.empty() ? FindDefault("atlas/soc/ascend910b.json") : soc;
+  try {
+    if (name == "atlas-model") return actgrad::atlas::MakeAtlasModelBackend(soc_path);
+    // On an NPU with a CANN build; else the kernels on the AscendC emulator
+    // (backend "atlas-device(emulator)", atlas/tune/atlas_device_backend.cc).
+    if (name == "atlas-device") return actgrad::atlas::MakeAtlasDeviceBackend(soc_path, device);
+  } catch (const std::exception& e) {
+    *err = e.what();
+    return nullptr;
   }
 #else
-  (void)soc;
-  if (name == "atlas-model") {
-    *err = "this actgrad-tune was built without the Atlas backend (ACTGRAD_BUILD_ATLAS=OFF)";
+  (void)soc, (void)device;
+  if (name == "atlas-model" || name == "atlas-device") {
+    *err = "this actgrad-tune was built without the Atlas backends (ACTGRAD_BUILD_ATLAS=OFF)";
     return nullptr;
   }
 #endif
-  *err = "unknown backend \"" + name + "\" (cpu, atlas-model)";
+  *err = "unknown backend \"" + name + "\" (cpu, atlas-model, atlas-device)";
   return nullptr;
 }
 
@@ -275,7 +276,7 @@ int Main(int argc, char** argv) {
   std::string check_points = "both";
   double tolerance_pct = 5;
   uint64_t seed = 1;
-  int threads = 0, reps = 0, placements = 0;
+  int threads = 0, reps = 0, placements = 0, device = 0;
   double min_ms = 0;
   app.add_option("--budget", budget_s, "Time budget, e.g. 10m, 90s, 1h (default 10m; 85s with --quick)");
   app.add_flag("--quick", quick, "Fast, coarser run (fewer variants kept by the screen, fewer repetitions)");
@@ -299,8 +300,11 @@ int Main(int argc, char** argv) {
   app.add_option("--accuracy", accuracy_path, "Accuracy results (default docs/accuracy.json)");
   app.add_flag("--check-missing", check_missing, "Run the accuracy check now for variants absent from the results");
   app.add_flag("--no-accuracy-gate", no_gate, "Experiments only: let every variant compete, accurate or not");
-  app.add_option("--backend", backend_name, "Measurement backend: cpu, atlas-model");
-  app.add_option("--soc", soc_path, "SoC description for --backend atlas-model (atlas/soc/ascend910b.json)");
+  app.add_option("--backend", backend_name,
+                 "Measurement backend: cpu, atlas-model (the cost model), atlas-device (ACL events on an NPU; in a "
+                 "build without CANN the kernels on the AscendC emulator: emulator times, a table never to compile in)");
+  app.add_option("--soc", soc_path, "SoC description for the atlas backends (atlas/soc/ascend910b.json)");
+  app.add_option("--device", device, "NPU device id for --backend atlas-device (default 0)");
   app.add_option("--seed", seed, "Seed of the shuffled measurement order");
   app.add_option("--threads", threads, "Most threads to try (default: all cores)");
   app.add_option("--min-ms", min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
@@ -478,7 +482,7 @@ int Main(int argc, char** argv) {
     }
   }
 
-  std::unique_ptr<Backend> backend = MakeBackend(backend_name, soc_path, &gate, threads, &err);
+  std::unique_ptr<Backend> backend = MakeBackend(backend_name, soc_path, device, &gate, threads, &err);
   if (!backend) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 2;
@@ -543,6 +547,9 @@ int Main(int argc, char** argv) {
   const std::string shard_tag =
       cfg.shard_count > 0 ? "-shard" + std::to_string(cfg.shard_index) + "of" + std::to_string(cfg.shard_count) : "";
   if (out_path.empty() && cfg.shard_count > 0) out_path = "build/tune/" + id + shard_tag + ".json";
+  // Emulator times make no table to compile in: not into tiling/tables/.
+  if (out_path.empty() && backend->Name() == "atlas-device(emulator)")
+    out_path = "build/tune/" + id + "-atlas-device-emulator.json";
   if (out_path.empty())
     out_path = fs::is_directory("tiling/tables", ec) ? "tiling/tables/" + id + ".json" : id + ".json";
   // Checked before measuring, so that a run never ends with nowhere to write

@@ -3,11 +3,11 @@
 // atlas-model`) into the C++ table compiled into the host tiling. The table
 // is read by the shared parser (tiling/table.h), which checks the schema,
 // the fields and the size cells; this tool then checks what only the Atlas
-// track knows: the backend, and that each variant is an Atlas kernel of the
-// entry's op, dtype and GELU form with a tile the kernels can take. A
-// missing input file gives an empty table (the built-in default rule). Any
-// problem stops the build with a message naming the file, the entry and the
-// field.
+// track knows: the backend (never a table timed on the emulator), and that
+// each variant is an Atlas kernel of the entry's op, dtype and GELU form with
+// a tile the kernels can take. A missing input file gives an empty table
+// (the built-in default rule). Any problem stops the build with a message
+// naming the file, the entry and the field.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +72,21 @@ std::string CheckEntry(const tables::Entry& e, int version) {
   return "";
 }
 
+// Why table t was timed on the emulator ("" if it was not): the device
+// backend of a build without CANN names itself "atlas-device(emulator)" and
+// says provenance.timing "emulator"; an atlas-device table must say "device".
+std::string EmulatorTimed(const tables::Table& t) {
+  const nlohmann::json& p = t.provenance;
+  const nlohmann::json timing = p.is_object() && p.contains("timing") ? p["timing"] : nlohmann::json();
+  const std::string emulated = ": timed on the AscendC emulator, whose times are its host time, not an NPU's";
+  if (t.backend == "atlas-device(emulator)") return "backend \"atlas-device(emulator)\"" + emulated;
+  if (timing == "emulator") return "provenance.timing \"emulator\"" + emulated;
+  if (t.backend == "atlas-device" && timing != "device")
+    return "backend \"atlas-device\" without provenance.timing \"device\" (" + timing.dump() +
+           "): not known to be timed on an NPU";
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +109,10 @@ int main(int argc, char** argv) {
   if (std::filesystem::exists(in, ec)) {
     std::string err;
     if (!tables::LoadTableFile(in, &t, &err, /*check_variants=*/false)) return Fail(err);
+    if (const std::string why = EmulatorTimed(t); !why.empty())
+      return Fail(in + ": " + why + "; not a table to compile in (tune on an NPU with a CANN build, "
+                  "-DACTGRAD_ATLAS_CANN=ON and actgrad-tune --backend atlas-device, or price the tilings with "
+                  "--backend atlas-model)");
     if (t.backend != "atlas-model" && t.backend != "atlas-device")
       return Fail(in + ": backend \"" + t.backend + "\" is not an Atlas backend (atlas-model or atlas-device)");
     source = in;

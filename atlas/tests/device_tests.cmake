@@ -12,6 +12,14 @@ target_compile_definitions(actgrad_atlas_device_tests PRIVATE ACTGRAD_ATLAS_SOC_
 gtest_discover_tests(actgrad_atlas_device_tests TEST_PREFIX "atlas." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 300)
 
+# actgrad-tune --backend atlas-device: a small tune on the emulator, its
+# table labelled as emulator times and refused by the table generator.
+add_test(NAME atlas.cli.actgrad_tune_atlas_device
+  COMMAND ${CMAKE_COMMAND} -DTUNE=$<TARGET_FILE:actgrad-tune> -DGEN=$<TARGET_FILE:actgrad-atlas-gentable>
+          -DSOC=${ATLAS_SOC_DIR}/ascend910b.json -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_tune_device
+          -P ${ATLAS_DIR}/tests/cli_tune_device.cmake)
+set_tests_properties(atlas.cli.actgrad_tune_atlas_device PROPERTIES TIMEOUT 120)
+
 # The static libraries actgrad_atlas_device links, but for the two the CANN
 # build replaces (actgrad_acl_cpu by libascendcl, actgrad_atlas_launch by
 # ascendc_library's wrappers), and what reaches it only through them.

@@ -434,9 +434,20 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
   const int threads = best.split.threads;
   if (b.layout == "transposed") {
     // The gathered tile (runtime/plan.h SizeTile): runs x elements, both
-    // extents whole cache lines of 4-byte elements at least, L1- to L2-sized.
-    for (auto [r, c] : {std::pair<int64_t, int64_t>{32, 64}, {64, 32}, {64, 128}, {128, 64}, {128, 128}, {16, 256}, {256, 16}})
-      add(Split{threads, best.split.chunk, best.split.stage_tile, r, c});
+    // extents whole cache lines of 4-byte elements at least, L1- to L2-sized;
+    // the tall ones read whole pages of the input (SELU f32 16M, Zen 4, one
+    // thread: 64x64 27 ms, 128x128 23, 256x256 17, 1024x256 16).
+    // With the streaming-store twin of the variant too: a tile writes its
+    // out rows in pieces far apart (1024x256 with .nt: 13 ms).
+    std::vector<std::string> names{best.variant};
+    if (!v->nt_stores)
+      if (const Variant* nt = FindVariant(best.variant + ".nt"); nt && nt->supported) names.push_back(nt->name);
+    for (const std::string& name : names)
+      for (auto [r, c] : {std::pair<int64_t, int64_t>{32, 64}, {64, 32}, {64, 128}, {128, 64}, {128, 128}, {16, 256},
+                          {256, 16}, {256, 256}, {512, 128}, {1024, 64}, {1024, 128}, {1024, 256}}) {
+        const Choice ch{name, Split{threads, best.split.chunk, best.split.stage_tile, r, c}};
+        if (ch != best && std::find(out.begin(), out.end(), ch) == out.end()) out.push_back(ch);
+      }
     return out;
   }
   // contig, strided, bcast: the chunk (for views: the elements of one tile of runs).

@@ -1,0 +1,22 @@
+# The functions the project's ACL headers (include/acl/*.h, CANN's libascendcl
+# API) declare: acl_functions(<out names> <out declarations> <header>...).
+# A declaration is "ACL_FUNC_VISIBILITY <return type> <name>(<parameters>);".
+function(acl_functions names_out decls_out)
+  set(names)
+  set(decls)
+  foreach(h ${ARGN})
+    file(READ ${h} text)
+    string(REGEX MATCHALL "ACL_FUNC_VISIBILITY [^;#]*;" found "${text}")
+    foreach(d ${found})
+      string(REGEX REPLACE "[ \t\r\n]+" " " d "${d}")
+      if(NOT d MATCHES "^ACL_FUNC_VISIBILITY ([^(]*[ *])([A-Za-z_][A-Za-z0-9_]*)\\(")
+        message(FATAL_ERROR "${h}: cannot read the declaration '${d}'")
+      endif()
+      list(APPEND names ${CMAKE_MATCH_2})
+      string(REGEX REPLACE "^ACL_FUNC_VISIBILITY " "" d "${d}")
+      list(APPEND decls "${d}")
+    endforeach()
+  endforeach()
+  set(${names_out} "${names}" PARENT_SCOPE)
+  set(${decls_out} "${decls}" PARENT_SCOPE)
+endfunction()

@@ -135,6 +135,7 @@ struct CoreContext {
   CoreStats stats;
   std::vector<TraceEvent> trace;
   std::vector<Slot> slots;
+  int task_type = -1;         // KernelMetaType from KERNEL_TASK_TYPE_DEFAULT (-1: none yet)
 
   [[noreturn]] void Fail(const std::string& detail) const {
     char head[256];
@@ -181,7 +182,9 @@ inline void CheckGm(const CoreContext& c, const void* p, uint64_t bytes, const c
 }  // namespace detail
 
 // Runs `body` once per core with that core's context installed
-// (GetBlockIdx() etc.). Throws Breach on the first breach of any core.
+// (GetBlockIdx() etc.). Throws Breach on the first breach of any core, and
+// when a core's body ends without having declared the kernel's task type
+// (KERNEL_TASK_TYPE_DEFAULT, checked in kernel_operator.h).
 inline LaunchResult Launch(const char* kernel_name, uint32_t block_dim, const LaunchOptions& opts,
                            const std::function<void()>& body) {
   LaunchResult res;
@@ -213,6 +216,12 @@ inline LaunchResult Launch(const char* kernel_name, uint32_t block_dim, const La
     detail::g_ctx = &ctx;
     try {
       body();
+      if (ctx.task_type < 0) {
+        ctx.Begin("end of kernel");
+        ctx.Fail("the kernel declared no task type: a vector kernel says KERNEL_TASK_TYPE_DEFAULT("
+                 "KERNEL_TYPE_AIV_ONLY) in its entry, as Ascend's own kernels do, so the launch starts "
+                 "AI Vector cores only");
+      }
       if (ctx.pipe_alive) ctx.pipe_alive = false;
     } catch (...) {
       errors[i] = std::current_exception();

@@ -19,6 +19,13 @@
 //    repeats (the device silently drops the remainder), supported Cast
 //    conversions and round modes of dav-c220.
 //  - GM accesses inside the buffers registered for the launch.
+//  - The kernel's task type: KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY)
+//    (or MIX_AIV_1_0) declared once per launch; cube, mixed and missing
+//    types are breaches. AscendC::Trap() stops the launch with a Breach.
+//  - At compile time: vector arithmetic only on the element types dav-c220
+//    computes (no double), Duplicate on 16/32-bit types. What a compiler
+//    check of the objects adds (no namespace-scope data, no host calls,
+//    recursion or double in kernel code) is atlas/tests/device_code_check.py.
 // What it counts per core: bytes GM->UB and UB->GM, copy instructions,
 // vector instructions and repeats by kind; optionally a pipe trace (MTE2, V,
 // MTE3 and the queue flags between them) for the cost model.
@@ -41,7 +48,26 @@
 #define __gm__
 #define __ubuf__
 #define GM_ADDR uint8_t*
-#define KERNEL_TASK_TYPE_DEFAULT(x)
+// The kernel's task type, as CANN spells it (enum KernelMetaType in the
+// global namespace). On the device KERNEL_TASK_TYPE_DEFAULT is a compile-time
+// mark that decides which cores a launch starts; here it records the type in
+// the core's context: a cube or mixed type, or a second declaration, is a
+// breach at once, and a body that never declares one fails at its end
+// (emu_runtime.h). KERNEL_TASK_TYPE(key, value) is not emulated.
+enum KernelMetaType : uint8_t {
+  KERNEL_TYPE_AIV_ONLY,
+  KERNEL_TYPE_AIC_ONLY,
+  KERNEL_TYPE_MIX_AIV_1_0,
+  KERNEL_TYPE_MIX_AIC_1_0,
+  KERNEL_TYPE_MIX_AIC_1_1,
+  KERNEL_TYPE_MIX_AIC_1_2,
+  KERNEL_TYPE_AICORE,
+  KERNEL_TYPE_VECTORCORE,
+  KERNEL_TYPE_MIX_AICORE,
+  KERNEL_TYPE_MIX_VECTOR_CORE,
+  KERNEL_TYPE_MAX,
+};
+#define KERNEL_TASK_TYPE_DEFAULT(value) ::AscendC::emu::DeclareTaskType(value)
 #define ASCEND_IS_AIV (true)
 #define ASCEND_IS_AIC (false)
 #ifndef ASCENDC_CPU_DEBUG
@@ -185,6 +211,59 @@ inline const char* ModeName(RoundMode m) {
 
 inline uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+inline const char* TaskTypeName(KernelMetaType t) {
+  static const char* const k[] = {"KERNEL_TYPE_AIV_ONLY",    "KERNEL_TYPE_AIC_ONLY",   "KERNEL_TYPE_MIX_AIV_1_0",
+                                  "KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2",
+                                  "KERNEL_TYPE_AICORE",      "KERNEL_TYPE_VECTORCORE", "KERNEL_TYPE_MIX_AICORE",
+                                  "KERNEL_TYPE_MIX_VECTOR_CORE"};
+  return t < KERNEL_TYPE_MAX ? k[t] : "KERNEL_TYPE_MAX";
+}
+
+// KERNEL_TASK_TYPE_DEFAULT(t). The emulator has AI Vector cores of dav-c220
+// only: AIV_ONLY and MIX_AIV_1_0 (vector cores with the hardware SyncAll)
+// start nothing else; every other type starts cube cores or names another
+// architecture's cores.
+inline void DeclareTaskType(KernelMetaType t) {
+  CoreContext& c = Ctx();
+  c.Begin("KERNEL_TASK_TYPE_DEFAULT");
+  if (c.task_type >= 0)
+    c.Fail(std::string("task type declared twice (") + TaskTypeName(KernelMetaType(c.task_type)) + ", then " +
+           TaskTypeName(t) + "): bisheng rejects the second KERNEL_TASK_TYPE_DEFAULT");
+  switch (t) {
+    case KERNEL_TYPE_AIV_ONLY:
+    case KERNEL_TYPE_MIX_AIV_1_0:
+      c.task_type = int(t);
+      return;
+    case KERNEL_TYPE_AIC_ONLY:
+    case KERNEL_TYPE_MIX_AIC_1_0:
+    case KERNEL_TYPE_MIX_AIC_1_1:
+    case KERNEL_TYPE_MIX_AIC_1_2:
+      c.Fail(std::string(TaskTypeName(t)) +
+             " starts cube (AIC) cores: the emulator runs AI Vector cores only, and a vector-only kernel "
+             "declares KERNEL_TYPE_AIV_ONLY");
+    default:
+      c.Fail(std::string(TaskTypeName(t)) + " is not a task type of dav-c220 (Atlas A2 / Ascend 910B): use "
+             "KERNEL_TYPE_AIV_ONLY for a vector-only kernel");
+  }
+}
+
+}  // namespace emu
+
+// Stops the kernel: on the device the AI Core halts and the launch fails on
+// the host; here the launch stops with a Breach.
+inline void Trap() {
+  CoreContext& c = Ctx();
+  c.Begin("Trap");
+  c.Fail("AscendC::Trap() stopped the kernel");
+}
+
+namespace emu {
+// Trap with the kernel's reason in the Breach (ATLAS_TRAP; Trap() on the device).
+[[noreturn]] inline void Trap(const char* why) {
+  CoreContext& c = Ctx();
+  c.Begin("Trap");
+  c.Fail(std::string("AscendC::Trap(): ") + why);
+}
 }  // namespace emu
 
 // ---------------------------------------------------------------- tensors
@@ -548,7 +627,11 @@ inline uint64_t Repeats(uint64_t bytes) { return (bytes + ONE_REPEAT_BYTE_SIZE -
 
 // Arithmetic of the vector unit per element type: float in IEEE single,
 // half computed exactly in double and rounded once to fp16.
-template <typename T> struct Arith;
+template <typename T> struct Arith {
+  static_assert(sizeof(T) == 0,
+                "no vector arithmetic on this element type on dav-c220 (Ascend 910B): the vector unit computes "
+                "half, float, int16_t and int32_t (no double; Cast bfloat16_t to float first)");
+};
 template <> struct Arith<float> {
   using W = float;
   static W In(float v) { return v; }
@@ -808,8 +891,16 @@ ASCEND_EMU_SCALAR(Maxs, Maxs, emu::MaxOf(a, s, np))
 ASCEND_EMU_SCALAR(Mins, Mins, emu::MinOf(a, s, np))
 #undef ASCEND_EMU_SCALAR
 
+namespace emu {
+template <typename T>
+constexpr bool kDuplicateType = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> || std::is_same_v<T, float> ||
+                                std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> ||
+                                std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>;
+}  // namespace emu
+
 template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& calCount) {
+  static_assert(emu::kDuplicateType<T>, "Duplicate on dav-c220 fills 16- and 32-bit elements only (no double)");
   CoreContext& c = Ctx();
   c.Begin("Duplicate");
   emu::CheckVecOperand(c, dst, uint32_t(calCount), "dst");
@@ -822,6 +913,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTimes,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
+  static_assert(emu::kDuplicateType<T>, "Duplicate on dav-c220 fills 16- and 32-bit elements only (no double)");
   CoreContext& c = Ctx();
   c.Begin("Duplicate");
   emu::CheckUse(c, dst, emu::Use::kVector, "dst");

@@ -12,11 +12,21 @@
 #include "kernel_operator.h"
 #include "atlas_tiling_data.h"
 
+// A tiling this kernel cannot run stops the core loudly, never returns with
+// the output unwritten: AscendC::Trap() halts the AI Core and the launch
+// fails on the host (an AI Core exception at the stream's synchronisation);
+// the emulator's trap throws a Breach naming the reason. The return is never
+// reached; it keeps the code after a trap dead for any reader or compiler.
 #if defined(ASCEND_EMULATOR)
-#define ATLAS_TRAP(msg) AscendC::Ctx().Fail(msg)
+#define ATLAS_TRAP_CALL(msg) ::AscendC::emu::Trap(msg)
 #else
-#define ATLAS_TRAP(msg) return
+#define ATLAS_TRAP_CALL(msg) ::AscendC::Trap()
 #endif
+#define ATLAS_TRAP(msg)   \
+  do {                    \
+    ATLAS_TRAP_CALL(msg); \
+    return;               \
+  } while (0)
 
 namespace actgrad::atlas {
 
@@ -216,7 +226,6 @@ __aicore__ inline void Dispatch(GM_ADDR g, GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
         }
       }
       ATLAS_TRAP("fp16 compute mode not built for this op");
-      return;
     case kDtBF16:
       if (t.compute != kComputeUpcastF32) ATLAS_TRAP("bf16 is computed in fp32");
       RunTyped<bfloat16_t, float, OpT<float>>(g, x, y, t);
@@ -230,7 +239,6 @@ __aicore__ inline void Dispatch(GM_ADDR g, GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
         return;
       }
       ATLAS_TRAP("integer dtype not built for this op");
-      return;
     default:
       ATLAS_TRAP("unknown dtype in tiling data");
   }

@@ -15,9 +15,6 @@ constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 constexpr float kTanhK = 0.79788456080286535588f;  // sqrt(2/pi)
 constexpr float kTanhC = 0.044715f;
-// erfc(z) = t * exp(-z^2 + sum_k kErfc[k] t^k), t = 1 / (1 + z/2)
-constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
-                             0.27886807f,  -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
 
 template <typename C>
 struct GeluGradCompute {
@@ -58,12 +55,19 @@ struct GeluGradCompute {
     Muls(t, z, static_cast<C>(0.5f), count);
     Adds(t, t, static_cast<C>(1.0f), count);
     Div(t, ones_, t, count);  // t = 1 / (1 + z/2)
-    Muls(p, t, static_cast<C>(kErfc[9]), count);
-    for (int k = 8; k >= 1; --k) {
-      Adds(p, p, static_cast<C>(kErfc[k]), count);
-      Mul(p, p, t, count);
-    }
-    Adds(p, p, static_cast<C>(kErfc[0]), count);
+    // P(t) = c0 + c1 t + ... + c9 t^9 by Horner's rule, the coefficients as
+    // immediates: a namespace-scope table read in a loop would be a global
+    // in GM on the device (docs/atlas.md, "what the emulator checks").
+    Muls(p, t, static_cast<C>(0.17087277f), count);  // c9
+    HornerStep(p, t, -0.82215223f, count);           // c8
+    HornerStep(p, t, 1.48851587f, count);
+    HornerStep(p, t, -1.13520398f, count);
+    HornerStep(p, t, 0.27886807f, count);
+    HornerStep(p, t, -0.18628806f, count);
+    HornerStep(p, t, 0.09678418f, count);
+    HornerStep(p, t, 0.37409196f, count);
+    HornerStep(p, t, 1.00002368f, count);            // c1
+    Adds(p, p, static_cast<C>(-1.26551223f), count); // c0
     Mul(w, z, z, count);
     Sub(p, p, w, count);
     Exp(p, p, count);
@@ -80,6 +84,12 @@ struct GeluGradCompute {
     Muls(w, w, static_cast<C>(kInvSqrt2Pi), count);  // x * phi(x)
     Add(p, p, w, count);
     Mul(out, p, dy, count);
+  }
+
+  // p = (p + c) * t
+  __aicore__ inline void HornerStep(const LocalTensor<C>& p, const LocalTensor<C>& t, float c, uint32_t count) {
+    Adds(p, p, static_cast<C>(c), count);
+    Mul(p, p, t, count);
   }
 
   __aicore__ inline void TanhForm(const LocalTensor<C>& out, const LocalTensor<C>& dy, const LocalTensor<uint8_t>& mask,
@@ -123,6 +133,7 @@ struct GeluGradCompute {
 
 extern "C" __global__ __aicore__ void gelu_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                        GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // launches AI Vector cores only
   (void)workspace;
   actgrad::atlas::Dispatch<actgrad::atlas::GeluGradCompute, false, false>(dy, x, dx, tiling);
 }

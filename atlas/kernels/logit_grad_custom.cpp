@@ -61,6 +61,7 @@ struct LogitGradCompute {
 
 extern "C" __global__ __aicore__ void logit_grad_custom(GM_ADDR x, GM_ADDR dy, GM_ADDR dx, GM_ADDR workspace,
                                                         GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // launches AI Vector cores only
   (void)workspace;
   actgrad::atlas::Dispatch<actgrad::atlas::LogitGradCompute, false, false>(dy, x, dx, tiling);
 }

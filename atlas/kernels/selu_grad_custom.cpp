@@ -33,6 +33,7 @@ struct SeluGradCompute {
 
 extern "C" __global__ __aicore__ void selu_grad_custom(GM_ADDR dy, GM_ADDR y, GM_ADDR dx, GM_ADDR workspace,
                                                        GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // launches AI Vector cores only
   (void)workspace;
   actgrad::atlas::Dispatch<actgrad::atlas::SeluGradCompute, false, true>(dy, y, dx, tiling);
 }

@@ -28,6 +28,7 @@ struct SoftshrinkGradCompute {
 
 extern "C" __global__ __aicore__ void softshrink_grad_custom(GM_ADDR dy, GM_ADDR x, GM_ADDR dx, GM_ADDR workspace,
                                                              GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // launches AI Vector cores only
   (void)workspace;
   actgrad::atlas::Dispatch<actgrad::atlas::SoftshrinkGradCompute, true, false>(dy, x, dx, tiling);
 }

@@ -23,6 +23,7 @@ std::vector<D> CastAll(const std::vector<S>& in, RoundMode mode) {
   std::vector<D> out(in.size());
   const uint32_t chunk = 2048;
   AscendEmu::Launch("k_cast", 1, {}, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     TPipe pipe;
     TBuf<> bs, bd;
     pipe.InitBuffer(bs, chunk * sizeof(S));

@@ -2,6 +2,7 @@
 // a message naming kernel, core and call; counters are exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -11,12 +12,75 @@ using namespace AscendC;
 using AscendEmu::Breach;
 using AscendEmu::LaunchOptions;
 
+// Kernels compiled only into this test: the same body (64 floats of 7 into
+// GM, one block per core) under each task type.
 namespace {
+__aicore__ inline void Fill7(GM_ADDR out) {
+  TPipe pipe;
+  TQue<QuePosition::VECOUT, 1> q;
+  pipe.InitBuffer(q, 1, 256);
+  LocalTensor<float> t = q.AllocTensor<float>();
+  Duplicate(t, 7.0f, 64);
+  q.EnQue(t);
+  LocalTensor<float> d = q.DeQue<float>();
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out) + 64 * GetBlockIdx(), 64);
+  DataCopy(g, d, 64);
+  q.FreeTensor(d);
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void emu_test_fill_aiv(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_fill_mix_aiv(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_fill_undeclared(GM_ADDR out) { Fill7(out); }
+extern "C" __global__ __aicore__ void emu_test_fill_aic(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_fill_mix_aic_1_2(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_fill_aicore(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AICORE);  // Atlas inference (dav-m200) cores
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_fill_twice(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+  Fill7(out);
+}
+extern "C" __global__ __aicore__ void emu_test_trap_on_core1(GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  if (GetBlockIdx() == 1) {
+    AscendC::Trap();
+    return;
+  }
+  Fill7(out);
+}
+
+namespace {
+
+// Launches `body` as the body of a vector kernel: it declares the task type
+// the emulator requires of every kernel, then runs.
+AscendEmu::LaunchResult LaunchVec(const char* name, uint32_t cores, const LaunchOptions& o,
+                                  const std::function<void()>& body) {
+  return AscendEmu::Launch(name, cores, o, [&body] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    body();
+  });
+}
 
 // Runs `body` as kernel `name` on `cores` cores and returns the breach text ("" if none).
 std::string BreachOf(const char* name, uint32_t cores, const std::function<void()>& body, LaunchOptions o = {}) {
   try {
-    AscendEmu::Launch(name, cores, o, body);
+    LaunchVec(name, cores, o, body);
   } catch (const Breach& b) {
     return b.what();
   }
@@ -171,7 +235,7 @@ TEST(Emulator, CountsBytesInstructionsRepeats) {
     DataCopyPad(gy, z, DataCopyExtParams{1, 4000, 0, 0, 0});
     out.FreeTensor(z);
   };
-  const auto res = AscendEmu::Launch("k_count", 1, o, body);
+  const auto res = LaunchVec("k_count", 1, o, body);
   const auto& s = res.stats[0];
   EXPECT_EQ(s.gm_to_ub_bytes, 4000u);
   EXPECT_EQ(s.ub_to_gm_bytes, 4000u);
@@ -196,7 +260,7 @@ TEST(Emulator, CountsBytesInstructionsRepeats) {
   // a dry run counts the same and touches nothing
   std::fill(y.begin(), y.end(), -1.0f);
   o.dry_run = true;
-  const auto dry = AscendEmu::Launch("k_count", 1, o, body);
+  const auto dry = LaunchVec("k_count", 1, o, body);
   EXPECT_EQ(dry.stats[0].gm_to_ub_bytes, 4000u);
   EXPECT_EQ(dry.stats[0].VecRepeatsTotal(), s.VecRepeatsTotal());
   EXPECT_EQ(y[10], -1.0f);
@@ -204,7 +268,7 @@ TEST(Emulator, CountsBytesInstructionsRepeats) {
 
 TEST(Emulator, Level0MaskAndStrides) {
   LaunchOptions o;
-  AscendEmu::Launch("k_mask", 1, o, [] {
+  LaunchVec("k_mask", 1, o, [] {
     TPipe pipe;
     TBuf<> b;
     pipe.InitBuffer(b, 4096);
@@ -258,10 +322,10 @@ TEST(Emulator, ThreadsAndSequenceAgree) {
   };
   LaunchOptions seq, par;
   par.threads = 4;
-  const auto a = AscendEmu::Launch("k", 8, seq, body);
+  const auto a = LaunchVec("k", 8, seq, body);
   const auto snapshot = out;
   std::fill(out.begin(), out.end(), 0.0f);
-  const auto b = AscendEmu::Launch("k", 8, par, body);
+  const auto b = LaunchVec("k", 8, par, body);
   EXPECT_EQ(out, snapshot);
   for (int c = 0; c < 8; ++c) {
     EXPECT_EQ(out[64 * c + 5], float(c));
@@ -279,7 +343,7 @@ TEST(Emulator, ThreadsAndSequenceAgree) {
 }
 
 TEST(Emulator, SelectAndCompareSemantics) {
-  AscendEmu::Launch("k_sel", 1, {}, [] {
+  LaunchVec("k_sel", 1, {}, [] {
     TPipe pipe;
     TBuf<> b;
     pipe.InitBuffer(b, 4096);
@@ -297,6 +361,70 @@ TEST(Emulator, SelectAndCompareSemantics) {
     Compare(m, x, x, CMPMODE::EQ, 64);
     EXPECT_EQ(m.GetValue(0) & 0x08, 0);  // lane 3 (NaN) is not equal to itself
   });
+}
+
+// Launches `kernel` on 2 cores over 128 floats of -1 and returns the breach
+// text ("" if none); *out receives the GM afterwards.
+std::string RunFill(void (*kernel)(GM_ADDR), std::vector<float>* out) {
+  out->assign(128, -1.0f);
+  LaunchOptions o;
+  o.gm = {{out->data(), out->size() * sizeof(float), "out"}};
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data());
+  try {
+    AscendEmu::Launch("k_fill", 2, o, [&] { kernel(p); });
+  } catch (const Breach& b) {
+    return b.what();
+  }
+  return "";
+}
+
+bool All(const std::vector<float>& v, float x) {
+  return std::all_of(v.begin(), v.end(), [x](float e) { return e == x; });
+}
+
+TEST(Emulator, VectorTaskTypesRun) {
+  std::vector<float> out;
+  EXPECT_EQ(RunFill(emu_test_fill_aiv, &out), "");
+  EXPECT_TRUE(All(out, 7.0f));
+  EXPECT_EQ(RunFill(emu_test_fill_mix_aiv, &out), "");
+  EXPECT_TRUE(All(out, 7.0f));
+}
+
+TEST(Emulator, KernelWithoutTaskTypeIsRefused) {
+  std::vector<float> out;
+  const std::string msg = RunFill(emu_test_fill_undeclared, &out);
+  EXPECT_NE(msg.find("kernel 'k_fill', core 0 of 2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("declared no task type"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY)"), std::string::npos) << msg;
+}
+
+TEST(Emulator, CubeAndForeignTaskTypesAreRefusedBeforeAnyWork) {
+  std::vector<float> out;
+  std::string msg = RunFill(emu_test_fill_aic, &out);
+  EXPECT_NE(msg.find("KERNEL_TYPE_AIC_ONLY starts cube (AIC) cores"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("call #1 KERNEL_TASK_TYPE_DEFAULT"), std::string::npos) << msg;
+  EXPECT_TRUE(All(out, -1.0f)) << "GM written by a refused kernel";
+  msg = RunFill(emu_test_fill_mix_aic_1_2, &out);
+  EXPECT_NE(msg.find("KERNEL_TYPE_MIX_AIC_1_2 starts cube (AIC) cores"), std::string::npos) << msg;
+  EXPECT_TRUE(All(out, -1.0f));
+  msg = RunFill(emu_test_fill_aicore, &out);
+  EXPECT_NE(msg.find("KERNEL_TYPE_AICORE is not a task type of dav-c220"), std::string::npos) << msg;
+  EXPECT_TRUE(All(out, -1.0f));
+  msg = RunFill(emu_test_fill_twice, &out);
+  EXPECT_NE(msg.find("task type declared twice (KERNEL_TYPE_AIV_ONLY, then KERNEL_TYPE_MIX_AIV_1_0)"),
+            std::string::npos) << msg;
+  EXPECT_TRUE(All(out, -1.0f));
+}
+
+TEST(Emulator, TrapStopsTheLaunchWithABreach) {
+  std::vector<float> out;
+  const std::string msg = RunFill(emu_test_trap_on_core1, &out);
+  EXPECT_NE(msg.find("core 1 of 2, call #2 Trap: AscendC::Trap() stopped the kernel"), std::string::npos) << msg;
+  EXPECT_TRUE(std::all_of(out.begin() + 64, out.end(), [](float e) { return e == -1.0f; }))
+      << "the trapped core wrote its block";
+  // the reason of the emulator's trap (ATLAS_TRAP) reaches the host
+  const std::string why = BreachOf("k_why", 1, [] { AscendC::emu::Trap("bufferNum must be 1 or 2"); });
+  EXPECT_NE(why.find("AscendC::Trap(): bufferNum must be 1 or 2"), std::string::npos) << why;
 }
 
 }  // namespace

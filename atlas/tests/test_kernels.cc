@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -328,6 +329,54 @@ TEST(AtlasKernels, EmptyInputLaunchesNothing) {
   EmuOptions o;
   const auto r = RunOnEmulator(v, t, nullptr, nullptr, nullptr, o);
   EXPECT_TRUE(r.cores.empty());
+}
+
+// Tiling data a kernel was not built for stops it loudly: ATLAS_TRAP is
+// AscendC::Trap() on the device and a Breach with the reason here; the
+// output stays unwritten (no core gets past its checks).
+TEST(AtlasKernels, TilingItCannotRunTrapsAndWritesNothing) {
+  const SocInfo soc = Soc("ascend910b");
+  struct Case {
+    const char* variant;
+    std::function<void(AtlasTilingData&)> edit;
+    const char* why;
+  };
+  const std::vector<Case> cases = {
+      {"gelu_bwd.f32.atlas.none.erf.db2", [](AtlasTilingData& t) { t.magic = 0; },
+       "tiling data without the ATLS magic"},
+      {"selu_bwd.f32.atlas.none.exact.db1", [](AtlasTilingData& t) { t.magic ^= 1; }, "tiling data without the ATLS magic"},
+      {"gelu_bwd.f32.atlas.none.erf.db2", [](AtlasTilingData& t) { t.bufferNum = 3; }, "bufferNum must be 1 or 2"},
+      {"gelu_bwd.f32.atlas.none.erf.db2", [](AtlasTilingData& t) { t.compute = kComputeUpcastF32; },
+       "fp32 storage computes without Cast"},
+      {"gelu_bwd.f16.atlas.upcast_f32.erf.db2", [](AtlasTilingData& t) { t.compute = kComputeF16Native; },
+       "fp16 compute mode not built for this op"},
+      {"gelu_bwd.bf16.atlas.upcast_f32.erf.db2", [](AtlasTilingData& t) { t.compute = kComputeNone; },
+       "bf16 is computed in fp32"},
+      {"hardswish_bwd.f32.atlas.none.exact.db2", [](AtlasTilingData& t) { t.dtype = kDtI32; },
+       "integer dtype not built for this op"},
+      {"logit_grad.f32.atlas.none.exact.db2", [](AtlasTilingData& t) { t.dtype = 7; }, "unknown dtype in tiling data"},
+  };
+  for (const Case& c : cases) {
+    const AtlasVariant* v = FindAtlasVariant(c.variant);
+    ASSERT_NE(v, nullptr) << c.variant;
+    const size_t n = 5000;
+    AtlasTilingData t;
+    std::string err;
+    ASSERT_TRUE(MakeTiling(*v, n, OpParams{}, soc, {}, &t, &err)) << err;
+    c.edit(t);
+    const size_t bytes = n * DTypeSize(v->dtype);
+    std::vector<uint8_t> g(bytes, 0), x(bytes, 0), out(bytes, 0x5A);
+    std::string msg;
+    try {
+      RunOnEmulator(*v, t, g.data(), x.data(), out.data(), EmuOptions{});
+    } catch (const AscendEmu::Breach& b) {
+      msg = b.what();
+    }
+    EXPECT_NE(msg.find(std::string("kernel '") + v->kernel + "', core 0 of "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("Trap: AscendC::Trap(): ") + c.why), std::string::npos) << c.variant << ": " << msg;
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](uint8_t b) { return b == 0x5A; }))
+        << c.variant << ": output written by a trapped kernel";
+  }
 }
 
 }  // namespace

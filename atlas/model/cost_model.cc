@@ -8,8 +8,11 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "atlas_runner.h"
 #include "host_tiling.h"
+#include "tiling/size_cells.h"
 
 namespace actgrad::atlas {
 
@@ -302,6 +305,104 @@ bool WriteMeasurementsCsv(const std::string& path, const std::vector<Measurement
   o.precision(10);
   for (const auto& r : rows) o << r.variant << "," << r.n << "," << r.tile << "," << r.block_dim << "," << r.time_ns << "\n";
   return bool(o);
+}
+
+namespace {
+
+// "<op>/<dtype>/<mode>/<layout>/o<k>[@n]" (or x<k>@n, a bisection point): n.
+bool CellN(const std::string& cell, uint64_t max_n, uint64_t* n) {
+  std::vector<std::string> parts;
+  std::stringstream ss(cell);
+  for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
+  if (parts.size() != 5 || parts[3] != "contig" || parts[4].size() < 2) return false;
+  const std::string& last = parts[4];
+  if (last[0] != 'o' && last[0] != 'x') return false;
+  try {
+    const size_t at = last.find('@');
+    if (at != std::string::npos) {
+      *n = std::stoull(last.substr(at + 1));
+      return *n > 0;
+    }
+    *n = RepresentativeN(std::stoi(last.substr(1)), max_n);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// "<variant>|t<threads>|c<chunk>|s<stage tile>[|r..]" of an Atlas variant without a chunk.
+bool AtlasCand(const std::string& cand, std::string* variant, int* dim, int64_t* tile) {
+  std::vector<std::string> parts;
+  std::stringstream ss(cand);
+  for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
+  if (parts.size() < 4 || !FindAtlasVariant(parts[0]) || parts[1][0] != 't' || parts[2] != "c0" || parts[3][0] != 's')
+    return false;
+  try {
+    *variant = parts[0];
+    *dim = std::stoi(parts[1].substr(1));
+    *tile = std::stoll(parts[3].substr(1));
+  } catch (const std::exception&) {
+    return false;
+  }
+  return *dim > 0 && *tile > 0;
+}
+
+}  // namespace
+
+bool ReadTuneLog(const std::string& path, std::vector<Measurement>* out, size_t* skipped, std::string* err,
+                 std::string* backend) {
+  std::ifstream in(path);
+  if (!in) {
+    *err = "cannot open " + path;
+    return false;
+  }
+  uint64_t max_n = uint64_t(1) << 26;
+  if (backend) backend->clear();
+  std::map<std::tuple<std::string, uint64_t, int64_t, int>, std::vector<double>> samples;
+  *skipped = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      ++*skipped;
+      continue;
+    }
+    const std::string type = j.value("type", "");
+    if (type == "header") {
+      if (j.contains("config") && j["config"].is_object()) {
+        max_n = j["config"].value("max_n", max_n);
+        if (backend) *backend = j["config"].value("backend", "");
+      }
+      continue;
+    }
+    uint64_t n;
+    std::string variant;
+    int dim;
+    int64_t tile;
+    if (type != "m" || !j.contains("cell") || !j["cell"].is_string() || !j.contains("cand") ||
+        !j["cand"].is_string() || !j.contains("ns") || !j["ns"].is_array() ||
+        !CellN(j["cell"].get<std::string>(), max_n, &n) ||
+        !AtlasCand(j["cand"].get<std::string>(), &variant, &dim, &tile)) {
+      ++*skipped;
+      continue;
+    }
+    auto& v = samples[{variant, n, tile, dim}];
+    for (const auto& x : j["ns"])
+      if (x.is_number() && x.get<double>() > 0) v.push_back(x.get<double>());
+  }
+  out->clear();
+  for (auto& [key, v] : samples) {
+    if (v.empty()) continue;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    double med = v[v.size() / 2];
+    if (v.size() % 2 == 0) med = (med + *std::max_element(v.begin(), v.begin() + v.size() / 2)) / 2;
+    out->push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), med});
+  }
+  if (out->empty()) {
+    *err = path + ": no Atlas measurements of contiguous cells";
+    return false;
+  }
+  return true;
 }
 
 double ModelRow(const Measurement& r, const SocInfo& soc, const OpParams& params) {

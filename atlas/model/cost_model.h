@@ -75,6 +75,16 @@ struct Measurement {
 // (extra columns are ignored; '#' lines are comments).
 bool ReadMeasurementsCsv(const std::string& path, std::vector<Measurement>* out, std::string* err);
 bool WriteMeasurementsCsv(const std::string& path, const std::vector<Measurement>& rows, std::string* err);
+// The rows of a tuner measurement log (actgrad-tune --log, JSON Lines,
+// tools/tune/log.h) of an Atlas backend: each contiguous cell's Atlas
+// candidates, one row per (variant, n, tile, block dim) with the median of
+// all its samples. A cell's n is its "@n", else the size the tuner measures
+// its octave at (RepresentativeN with the header's max_n). Lines that are
+// not such records (CPU candidates, other layouts, bad lines) are counted in
+// *skipped; *backend gets the header's backend name ("" if none). False
+// (with the reason) if the file cannot be read or has no row.
+bool ReadTuneLog(const std::string& path, std::vector<Measurement>* out, size_t* skipped, std::string* err,
+                 std::string* backend = nullptr);
 
 struct FitResult {
   std::vector<std::string> names;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -16,6 +18,7 @@
 #include "ascend_tilings.h"
 #include "cost_model.h"
 #include "host_tiling.h"
+#include "tiling/size_cells.h"
 #include "tiling_compare.h"
 
 using namespace actgrad;
@@ -159,6 +162,48 @@ TEST(CostModel, CsvRoundTrip) {
   EXPECT_EQ(back[0].variant, rows[0].variant);
   EXPECT_EQ(back[0].block_dim, 4);
   EXPECT_DOUBLE_EQ(back[0].time_ns, 1234.5);
+}
+
+// A tuner log of an Atlas backend read as calibration rows: Atlas candidates
+// of contiguous cells, the median per (variant, n, tile, block dim); the
+// rest skipped and counted.
+TEST(CostModel, TuneLogAsCalibrationRows) {
+  const std::string path = ::testing::TempDir() + "/atlas_tune.log.jsonl";
+  {
+    std::ofstream o(path);
+    o << R"({"type":"header","format":"actgrad-tune-log","version":1,"config":{"max_n":1048576,"backend":"atlas-device"}})" << "\n"
+      << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o16","cand":"selu_bwd.f32.atlas.none.exact.db2|t48|c0|s2048","round":0,"rep":0,"ns":[3000,3100],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o16","cand":"selu_bwd.f32.atlas.none.exact.db2|t48|c0|s2048","round":1,"rep":0,"ns":[2900],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"gelu_bwd/f16/erf/contig/x20@1200000","cand":"gelu_bwd.f16.atlas.upcast_f32.erf.db1|t8|c0|s4096","round":0,"rep":0,"ns":[9000],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o26","cand":"selu_bwd.f32.atlas.none.exact.db1|t1|c0|s512","round":0,"rep":0,"ns":[5e6],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o16","cand":"selu_bwd.f32.avx2.exact|t4|c0|s0","round":0,"rep":0,"ns":[1],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"gelu_bwd/f32/erf/bcast/o16","cand":"gelu_bwd.f32.atlas.none.erf.db2|t48|c0|s2048","round":0,"rep":0,"ns":[1],"sec":0.1})" << "\n"
+      << R"({"type":"m","cell":"selu_bwd/f32/-/contig/o1)" << "\n";  // torn
+  }
+  std::vector<Measurement> rows;
+  size_t skipped = 0;
+  std::string err, backend;
+  ASSERT_TRUE(ReadTuneLog(path, &rows, &skipped, &err, &backend)) << err;
+  EXPECT_EQ(backend, "atlas-device");
+  EXPECT_EQ(skipped, 3u);
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::string, Measurement> by;
+  for (const auto& r : rows) by[r.variant] = r;
+  const Measurement& s2 = by.at("selu_bwd.f32.atlas.none.exact.db2");
+  EXPECT_EQ(s2.n, RepresentativeN(16, 1048576));  // 92672: octave 16's size
+  EXPECT_EQ(s2.tile, 2048);
+  EXPECT_EQ(s2.block_dim, 48);
+  EXPECT_DOUBLE_EQ(s2.time_ns, 3000.0);  // median of 3000, 3100, 2900
+  EXPECT_EQ(by.at("gelu_bwd.f16.atlas.upcast_f32.erf.db1").n, 1200000u);  // a bisection point's own n
+  EXPECT_EQ(by.at("selu_bwd.f32.atlas.none.exact.db1").n, uint64_t(1) << 26);  // max_n never below the octave
+  // rows the calibration can price
+  for (const auto& r : rows) EXPECT_GT(ModelRow(r, Soc("ascend910b"), OpParams{}), 0);
+  // nothing usable: a clear error
+  { std::ofstream o(path); o << R"({"type":"header","config":{}})" << "\n"; }
+  EXPECT_FALSE(ReadTuneLog(path, &rows, &skipped, &err));
+  EXPECT_NE(err.find("no Atlas measurements"), std::string::npos) << err;
+  EXPECT_FALSE(ReadTuneLog(path + ".missing", &rows, &skipped, &err));
+  EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
 }
 
 TEST(AtlasBackend, CandidatesDefaultMeasureProvenance) {

@@ -3,6 +3,7 @@
 //              (names atlas/<variant>/n:N/tile:T, real_time in ns)
 //   calibrate  fit the model parameters to device times (CSV) -> SoC file
 //   synth      write a synthetic "device" CSV from a SoC file (tests calibrate)
+//   log2csv    a tuner measurement log (actgrad-tune --backend atlas-device) -> the CSV calibrate reads
 //   tune       retired: says to run actgrad-tune --backend atlas-model
 //   tiling     print the tiling the host code computes for op/dtype/n
 //   compare    our tiling against Ascend's, both priced by the model (Markdown/CSV)
@@ -225,6 +226,25 @@ int CmdSynth(const std::string& soc_path, const std::string& scale_s, const std:
   return 0;
 }
 
+// The tuner's log of an atlas-device run as the calibration CSV.
+int CmdLog2Csv(const std::string& log, const std::string& out) {
+  std::vector<Measurement> rows;
+  size_t skipped = 0;
+  std::string err, backend;
+  if (!ReadTuneLog(log, &rows, &skipped, &err, &backend)) throw std::runtime_error(err);
+  if (backend.find("emulator") != std::string::npos)
+    std::fprintf(stderr,
+                 "actgrad-atlas: %s is a log of %s: its times are the emulator's host time; calibrating to "
+                 "them fits the model to the emulator, not to a device\n",
+                 log.c_str(), backend.c_str());
+  else if (backend == "atlas-model")
+    std::fprintf(stderr, "actgrad-atlas: %s is a log of the model itself (atlas-model)\n", log.c_str());
+  if (!WriteMeasurementsCsv(out, rows, &err)) throw std::runtime_error(err);
+  std::printf("wrote %zu measurements to %s (%zu log lines skipped: not Atlas contiguous measurements)\n",
+              rows.size(), out.c_str(), skipped);
+  return 0;
+}
+
 // The Atlas table comes from the project tuner, like the CPU tables.
 int CmdTuneRetired() {
   std::fprintf(stderr,
@@ -390,6 +410,12 @@ int main(int argc, char** argv) {
   syn->add_option("--noise", noise, "relative uniform noise (e.g. 0.02)");
   syn->add_option("--out", out, "CSV to write")->required();
 
+  std::string log;
+  auto* l2c = app.add_subcommand("log2csv", "a tuner measurement log of an Atlas backend -> the CSV calibrate reads");
+  l2c->add_option("--log", log, "actgrad-tune measurement log (build/tune/<machine>-<backend>-<hash>.log.jsonl)")
+      ->required();
+  l2c->add_option("--out", out, "CSV to write (variant,n,tile,block_dim,time_ns)")->required();
+
   auto* tune = app.add_subcommand("tune", "retired: use actgrad-tune --backend atlas-model");
   tune->allow_extras();
 
@@ -418,6 +444,7 @@ int main(int argc, char** argv) {
     if (*model) return CmdModel(soc, ops, dtypes, sizes, tiles, all_variants, out);
     if (*cal) return CmdCalibrate(soc, csv, out, params);
     if (*syn) return CmdSynth(soc, scale, out, noise);
+    if (*l2c) return CmdLog2Csv(log, out);
     if (*tune) return CmdTuneRetired();
     if (*til) return CmdTiling(soc, op1, dt1, n);
     if (*cmp) return CmdCompare(soc, ops, cmp_dtypes, cmp_sizes, cmp_ours, cmp_l2, format, out);

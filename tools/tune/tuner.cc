@@ -177,6 +177,12 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
     for (const Choice& c : o.ranking)
       if (c.split.threads == 1) {
         e.one_thread = c;
+        // The ranking's candidates carry the default tile; the chosen one's
+        // tile (a transposed view's, measured at its thread count) is about
+        // pages and cache lines per tile, not threads: one thread takes it too
+        // (SELU f32 16M transposed on one thread: 256x256 17 ms, 1024x64 12).
+        e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
+        e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
         break;
       }
   e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;

@@ -63,6 +63,14 @@ Event* LiveEvent(const char* name, const char* what, aclrtEvent e, int* st) {
   return static_cast<Event*>(e);
 }
 
+// Under RuntimeMutex: the live event and the context of the stream a task
+// on it goes to (LiveEvent, then CheckTaskStream); nonzero: the error.
+int EventOnStream(const char* name, aclrtEvent event, aclrtStream stream, Event** e, Context** c) {
+  int st;
+  if (!(*e = LiveEvent(name, "event", event, &st))) return st;
+  return CheckTaskStream(name, stream, c);
+}
+
 bool Times(const Event* e) { return e->flags == kPlainEvent || (e->flags & ACL_EVENT_TIME_LINE); }
 bool Waitable(const Event* e) { return e->flags == kPlainEvent || (e->flags & ACL_EVENT_SYNC); }
 
@@ -129,11 +137,9 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   const char* name = "aclrtRecordEvent";
   std::lock_guard<std::mutex> lock(RuntimeMutex());
-  int st;
-  Event* e = LiveEvent(name, "event", event, &st);
-  if (!e) return st;
+  Event* e;
   Context* c;
-  if ((st = CheckTaskStream(name, stream, &c))) return st;
+  if (const int st = EventOnStream(name, event, stream, &e, &c)) return st;
   if (e->context != c)
     return Fail(ACL_ERROR_RT_STREAM_CONTEXT, "%s: the event and the stream belong to different contexts", name);
   e->time_ns = NowNs();
@@ -151,11 +157,9 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   const char* name = "aclrtResetEvent";
   std::lock_guard<std::mutex> lock(RuntimeMutex());
-  int st;
-  Event* e = LiveEvent(name, "event", event, &st);
-  if (!e) return st;
+  Event* e;
   Context* c;
-  if ((st = CheckTaskStream(name, stream, &c))) return st;
+  if (const int st = EventOnStream(name, event, stream, &e, &c)) return st;
   if (e->flags == kPlainEvent || !(e->flags & ACL_EVENT_SYNC))
     return Fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 "%s: only an event of aclrtCreateEventWithFlag with ACL_EVENT_SYNC can be reset", name);
@@ -188,11 +192,9 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* statu
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   const char* name = "aclrtStreamWaitEvent";
   std::lock_guard<std::mutex> lock(RuntimeMutex());
-  int st;
-  Event* e = LiveEvent(name, "event", event, &st);
-  if (!e) return st;
+  Event* e;
   Context* c;
-  if ((st = CheckTaskStream(name, stream, &c))) return st;
+  if (const int st = EventOnStream(name, event, stream, &e, &c)) return st;
   if (!Waitable(e))
     return Fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 "%s: an event of aclrtCreateEventWithFlag without ACL_EVENT_SYNC cannot be waited for", name);

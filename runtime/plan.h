@@ -60,6 +60,10 @@ struct Plan {
   KernelChoice kernel;         // the variant and its Split (ChooseKernel)
   uint64_t workspace = 0;      // bytes phase two needs (gather buffers)
   bool broadcast = false;
+  // kRuns: every input that is not a splat steps forward through memory as
+  // the runs go (its strides, zeros aside, decrease along the dims): the
+  // hardware prefetchers follow it, so the kernels prefetch no runs.
+  bool inputs_in_order = false;
   PlanPath path = PlanPath::kFlat;
   // kRuns: the tile one kernel call computes: up to tile_rows runs (along
   // dim ndim-2) of up to tile_cols elements (along dim ndim-1); thread_bytes:

@@ -98,6 +98,10 @@ struct Seen {
   int64_t tile_rows = 0, tile_cols = 0;
   int threads = 0;
   std::string variant;
+  // The walk (kRuns): each operand's stride per plan dim, and the plan's
+  // verdict that every non-splat input steps forward through memory.
+  int64_t strides[3][actgrad::rt::kMaxDims] = {};
+  bool inputs_in_order = false;
   // Tiles that end inside the plan's inner dim / its rows (kRuns).
   bool PartialCols() const { return shape[ndim - 1] % tile_cols != 0; }
   bool PartialRows() const {
@@ -131,6 +135,10 @@ Seen Observe(const Plan& p) {
   }
   s.tile_rows = p.tile_rows;
   s.tile_cols = p.tile_cols;
+  const actgrad::rt::OperandView* ops[3] = {&p.g, &p.x, &p.out};
+  for (int k = 0; k < 3; ++k)
+    for (int i = 0; i < p.ndim; ++i) s.strides[k][i] = ops[k]->strides[i];
+  s.inputs_in_order = p.inputs_in_order;
   s.threads = p.kernel.split.threads;
   s.variant = p.kernel.variant ? p.kernel.variant->name : "(none)";
   return s;
@@ -280,6 +288,47 @@ void InnerRunSwapped(const OpType& p) {
       FillInputs(s, g, x, Seed(p.name, c + 2));
       EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, c, In::kPlain, In::kPlain)));
     }
+  }
+}
+
+// Strides that step down along the plan's dims (zeros skipped): the walk
+// visits that operand in its memory order.
+bool Descending(const int64_t* st, int nd) {
+  for (int i = 0, last = -1; i < nd; ++i) {
+    if (st[i] == 0) continue;
+    if (last >= 0 && st[last] <= st[i]) return false;
+    last = i;
+  }
+  return true;
+}
+
+// The walk of an inner-run view follows the inputs' memory order where they
+// agree (two streams read in order beat one written in order from beyond
+// the cache: plan.cc, OrderOuterDimsByInputs), with out written in runs out
+// of order; where the inputs disagree g decides and the plan says the
+// inputs are not in order (the kernels then prefetch runs from DRAM).
+void WalkFollowsInputs(const OpType& p) {
+  const OpSpec& s = p.spec;
+  const int64_t b = 3, c = 64;
+  const Dims d = {b, 4, 4, c};
+  struct Case {
+    const char* name;
+    Tensor g, x, o;
+    bool in_order;
+  };
+  Case cases[] = {
+      {"swapped inputs, out contiguous", Swapped4D(p.t, b, c), Swapped4D(p.t, b, c, 11), Roomy(p.t, d), true},
+      {"contiguous inputs, out swapped", Roomy(p.t, d), Roomy(p.t, d, 6), Swapped4D(p.t, b, c, 7), true},
+      {"g swapped, x and out contiguous", Swapped4D(p.t, b, c), Roomy(p.t, d), Roomy(p.t, d, 4), false},
+  };
+  for (Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    Seen seen;
+    FillInputs(s, k.g, k.x, Seed(p.name, 77));
+    EXPECT_TRUE(RunPath(s, k.g, k.x, k.o, Want(p.t, c, In::kPlain, In::kPlain), &seen));
+    EXPECT_EQ(seen.inputs_in_order, k.in_order) << seen.Describe();
+    EXPECT_TRUE(Descending(seen.strides[0], seen.ndim)) << seen.Describe();  // g leads
+    EXPECT_FALSE(Descending(seen.strides[k.in_order ? 2 : 1], seen.ndim)) << seen.Describe();  // the other order
   }
 }
 
@@ -666,6 +715,7 @@ void InPlaceBroadcast(const OpType& p) {
 TEST(ViewPaths, FlatOffsetsAndReversed) { ForAll(OpTypes(), FlatOffsetsAndReversed); }
 TEST(ViewPaths, InnerRunSwapped) { ForAll(OpTypes(), InnerRunSwapped); }
 TEST(ViewPaths, InnerRunSlices) { ForAll(OpTypes(), InnerRunSlices); }
+TEST(ViewPaths, WalkFollowsInputs) { ForAll(OpTypes(), WalkFollowsInputs); }
 TEST(ViewPaths, InnerRunEightDims) { ForAll(OpTypes(), InnerRunEightDims); }
 TEST(ViewPaths, RowBroadcastApi) { ForAll(BcastOpTypes(), RowBroadcastApi); }
 TEST(ViewPaths, ExpandedStrideZero) { ForAll(OpTypes(), ExpandedStrideZero); }

@@ -5,8 +5,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include <unistd.h>
-
 #include "actgrad/half.h"
 #include "runtime/plan.h"
 #include "runtime/row_walker.h"
@@ -123,16 +121,6 @@ void PrefetchTile(const char* src, int64_t rs, int64_t cs, int64_t nr, int64_t n
   }
 }
 
-// One core's L2 (glibc's sysconf; 1 MiB where it does not say, as on many
-// Arm hosts): a view whose data fits it is read without prefetches.
-size_t L2Bytes() {
-  static const size_t bytes = [] {
-    const long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return b > 0 ? size_t(b) : size_t(1) << 20;
-  }();
-  return bytes;
-}
-
 // kSplatBytes of copies of the element at src (Runs: a splat input).
 template <typename T>
 void FillSplatOf(char* dst, const char* src) {
@@ -207,7 +195,7 @@ void ExecuteRuns(const Plan& p, void* workspace) {
     runs.out = outp;
     runs.splat_g = !p.packed && cs[0] == 0;
     runs.splat_x = !p.packed && cs[1] == 0;
-    runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2Bytes() ? uint32_t(kPrefetchRuns) : 0;
+    runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2CacheBytes() ? uint32_t(kPrefetchRuns) : 0;
     for (int64_t t = first; t < last; ++t) {
       // Tile order: with a gathered input, down the columns first (its
       // contiguous side: the next tile continues the same cache lines and
@@ -241,11 +229,7 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       // Every row's addresses in one tight walk (no per-operand branches:
       // they cost more than the walk), then the splat and gathered inputs'
       // rows replaced by their vectors and tile rows.
-      for (int64_t r = 0; r < nr; ++r, rows.Next()) {
-        ptr[0][r] = col0[0] + rows.Offset(0);
-        ptr[1][r] = col0[1] + rows.Offset(1);
-        outp[r] = const_cast<char*>(col0[2]) + rows.Offset(2);
-      }
+      rows.Fill(nr, col0, ptr[0], ptr[1], outp);
       for (int k = 0; k < 2; ++k) {
         if (splat[k]) {
           FillSplats(splat[k], ptr[k], nr, esize);

@@ -162,6 +162,25 @@ HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
   const auto c = MakeConsts(df, a.params, out_dtype);
   const size_t n = a.n;
   const size_t runs = RunCount(a);
+  if constexpr (!kNT) {
+    // A view's runs of whole steps, read in place and not prefetched (the
+    // common inner-run view): unit strides known here, no tail per run.
+    const Runs* rs = a.runs;
+    if (rs && !rs->splat_g && !rs->splat_x && !rs->prefetch_runs && n % (kUnroll * N) == 0) {
+      for (size_t ri = 0; ri < runs; ++ri) {
+        const T* g = static_cast<const T*>(rs->g[ri]);
+        const T* x = static_cast<const T*>(rs->x[ri]);
+        T* out = static_cast<T*>(rs->out[ri]);
+        for (size_t i = 0; i < n; i += kUnroll * N) {
+          for (int k = 0; k < kUnroll; ++k) {
+            const size_t o = i + k * N;
+            StoreF(df, Op::Apply(df, LoadF(df, g + o), LoadF(df, x + o), c), out + o);
+          }
+        }
+      }
+      return;
+    }
+  }
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<T> run = RunAt<T>(a, ri);
     PrefetchRuns(a, ri, n * sizeof(T));

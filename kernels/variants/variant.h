@@ -131,6 +131,10 @@ int TargetRank(std::string_view target);
 // plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
 
+// One core's L2 in bytes (glibc's sysconf; 1 MiB where it does not say, as
+// on many Arm hosts): the run prefetch gate and the streaming-store guard.
+size_t L2CacheBytes();
+
 // Builds what the variant reads besides its operands (a factor table) now,
 // so that its first run does not: the runtime calls it in phase one.
 void PrepareVariant(const Variant& v, const OpParams& p);

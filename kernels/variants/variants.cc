@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "variants/factor_tables.h"
 #include "variants/registry.h"
 
@@ -53,6 +55,14 @@ int VariantIndex(std::string_view name) {
   const auto& m = TheList().by_name;
   const auto it = m.find(name);
   return it == m.end() ? -1 : it->second;
+}
+
+size_t L2CacheBytes() {
+  static const size_t bytes = [] {
+    const long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return b > 0 ? size_t(b) : size_t(1) << 20;
+  }();
+  return bytes;
 }
 
 const Variant* FindVariant(std::string_view name) {

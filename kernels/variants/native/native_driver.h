@@ -71,6 +71,20 @@ void Kernel(const KernelArgs& a) {
   constexpr size_t kStep = kLanes * U;
   bool streamed = false;
   const size_t runs = RunCount(a);
+  if constexpr (!NT) {
+    // A view's runs of whole steps, read in place and not prefetched (the
+    // common inner-run view): unit strides known here, no tail per run.
+    const Runs* rs = a.runs;
+    if (rs && !rs->splat_g && !rs->splat_x && !rs->prefetch_runs && n % kStep == 0) {
+      for (size_t ri = 0; ri < runs; ++ri) {
+        const uint16_t* g = static_cast<const uint16_t*>(rs->g[ri]);
+        const uint16_t* x = static_cast<const uint16_t*>(rs->x[ri]);
+        uint16_t* out = static_cast<uint16_t*>(rs->out[ri]);
+        for (size_t i = 0; i < n; i += kStep) Block<OpT, U>(op, g + i, x + i, out + i, 1, 1, false);
+      }
+      return;
+    }
+  }
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<uint16_t> run = RunAt<uint16_t>(a, ri);
     PrefetchRuns(a, ri, n * 2);

@@ -152,21 +152,23 @@ HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, 
   if (i < m) PartialVector<Op>(df, c, g + i * gs, x + i * xs, out + i, m - i);
 }
 
-// The runs of rs, n elements each (a whole number of steps), g and x with
+// The runs of rs, n elements each (a whole number of vectors), g and x with
 // element strides kGs and kXs (1, or 0: a splat's vector of copies).
 template <class Op, typename T, int kUnroll, size_t kGs, size_t kXs, class DF>
-HWY_INLINE void WholeStepRuns(DF df, const OpConsts<DF>& c, const Runs& rs, size_t n) {
+HWY_INLINE void WholeVectorRuns(DF df, const OpConsts<DF>& c, const Runs& rs, size_t n) {
   const size_t N = hn::Lanes(df);
   for (size_t ri = 0; ri < rs.count; ++ri) {
     const T* g = static_cast<const T*>(rs.g[ri]);
     const T* x = static_cast<const T*>(rs.x[ri]);
     T* out = static_cast<T*>(rs.out[ri]);
-    for (size_t i = 0; i < n; i += kUnroll * N) {
+    size_t i = 0;
+    for (; i + kUnroll * N <= n; i += kUnroll * N) {
       for (int k = 0; k < kUnroll; ++k) {
         const size_t o = i + k * N;
         StoreF(df, Op::Apply(df, LoadF(df, g + o * kGs), LoadF(df, x + o * kXs), c), out + o);
       }
     }
+    for (; i < n; i += N) StoreF(df, Op::Apply(df, LoadF(df, g + i * kGs), LoadF(df, x + i * kXs), c), out + i);
   }
 }
 
@@ -181,14 +183,14 @@ HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
   const size_t n = a.n;
   const size_t runs = RunCount(a);
   if constexpr (!kNT) {
-    // A view's runs of whole steps, read in place or as splats and not
+    // A view's runs of whole vectors, read in place or as splats and not
     // prefetched (the common inner-run and row-broadcast views): strides
     // known here, no tail per run.
     const Runs* rs = a.runs;
-    if (rs && !rs->prefetch_runs && n % (kUnroll * N) == 0 && !(rs->splat_g && rs->splat_x)) {
-      if (rs->splat_x) WholeStepRuns<Op, T, kUnroll, 1, 0>(df, c, *rs, n);
-      else if (rs->splat_g) WholeStepRuns<Op, T, kUnroll, 0, 1>(df, c, *rs, n);
-      else WholeStepRuns<Op, T, kUnroll, 1, 1>(df, c, *rs, n);
+    if (rs && !rs->prefetch_runs && n % N == 0 && !(rs->splat_g && rs->splat_x)) {
+      if (rs->splat_x) WholeVectorRuns<Op, T, kUnroll, 1, 0>(df, c, *rs, n);
+      else if (rs->splat_g) WholeVectorRuns<Op, T, kUnroll, 0, 1>(df, c, *rs, n);
+      else WholeVectorRuns<Op, T, kUnroll, 1, 1>(df, c, *rs, n);
       return;
     }
   }

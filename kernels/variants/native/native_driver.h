@@ -62,15 +62,17 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
   _mm512_mask_storeu_epi16(out, k, op(gv, xv));
 }
 
-// The runs of rs, n elements each (a whole number of U-vector steps), g and
+// The runs of rs, n elements each (a whole number of vectors), g and
 // x with element strides GS and XS (1, or 0: a splat's vector of copies).
 template <class OpT, int U, size_t GS, size_t XS>
-ACTGRAD_NATIVE_INLINE void WholeStepRuns(const OpT& op, const Runs& rs, size_t n) {
+ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t n) {
   for (size_t ri = 0; ri < rs.count; ++ri) {
     const uint16_t* g = static_cast<const uint16_t*>(rs.g[ri]);
     const uint16_t* x = static_cast<const uint16_t*>(rs.x[ri]);
     uint16_t* out = static_cast<uint16_t*>(rs.out[ri]);
-    for (size_t i = 0; i < n; i += kLanes * U) Block<OpT, U>(op, g + i * GS, x + i * XS, out + i, GS, XS, false);
+    size_t i = 0;
+    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i * GS, x + i * XS, out + i, GS, XS, false);
+    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i * GS, x + i * XS, out + i, GS, XS, false);
   }
 }
 
@@ -84,14 +86,14 @@ void Kernel(const KernelArgs& a) {
   bool streamed = false;
   const size_t runs = RunCount(a);
   if constexpr (!NT) {
-    // A view's runs of whole steps, read in place or as splats and not
+    // A view's runs of whole vectors, read in place or as splats and not
     // prefetched (the common inner-run and row-broadcast views): strides
     // known here, no tail per run.
     const Runs* rs = a.runs;
-    if (rs && !rs->prefetch_runs && n % kStep == 0 && !(rs->splat_g && rs->splat_x)) {
-      if (rs->splat_x) WholeStepRuns<OpT, U, 1, 0>(op, *rs, n);
-      else if (rs->splat_g) WholeStepRuns<OpT, U, 0, 1>(op, *rs, n);
-      else WholeStepRuns<OpT, U, 1, 1>(op, *rs, n);
+    if (rs && !rs->prefetch_runs && n % kLanes == 0 && !(rs->splat_g && rs->splat_x)) {
+      if (rs->splat_x) WholeVectorRuns<OpT, U, 1, 0>(op, *rs, n);
+      else if (rs->splat_g) WholeVectorRuns<OpT, U, 0, 1>(op, *rs, n);
+      else WholeVectorRuns<OpT, U, 1, 1>(op, *rs, n);
       return;
     }
   }

@@ -64,16 +64,20 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
 
 // The runs of rs, n elements each (a whole number of vectors), g and
 // x with element strides GS and XS (1, or 0: a splat's vector of copies).
-template <class OpT, int U, size_t GS, size_t XS>
+// NT: streaming stores into each run whose out is 64-byte aligned (a view's
+// runs usually are), plain ones into the others.
+template <class OpT, int U, bool NT, size_t GS, size_t XS>
 ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t n) {
   for (size_t ri = 0; ri < rs.count; ++ri) {
     const uint16_t* g = static_cast<const uint16_t*>(rs.g[ri]);
     const uint16_t* x = static_cast<const uint16_t*>(rs.x[ri]);
     uint16_t* out = static_cast<uint16_t*>(rs.out[ri]);
+    const bool nt = NT && (reinterpret_cast<uintptr_t>(out) & 63u) == 0;
     size_t i = 0;
-    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i * GS, x + i * XS, out + i, GS, XS, false);
-    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i * GS, x + i * XS, out + i, GS, XS, false);
+    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i * GS, x + i * XS, out + i, GS, XS, nt);
+    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i * GS, x + i * XS, out + i, GS, XS, nt);
   }
+  if (NT) _mm_sfence();
 }
 
 // Every run of the call (variant.h RunAt).
@@ -85,17 +89,15 @@ void Kernel(const KernelArgs& a) {
   constexpr size_t kStep = kLanes * U;
   bool streamed = false;
   const size_t runs = RunCount(a);
-  if constexpr (!NT) {
-    // A view's runs of whole vectors, read in place or as splats and not
-    // prefetched (the common inner-run and row-broadcast views): strides
-    // known here, no tail per run.
-    const Runs* rs = a.runs;
-    if (rs && !rs->prefetch_runs && n % kLanes == 0 && !(rs->splat_g && rs->splat_x)) {
-      if (rs->splat_x) WholeVectorRuns<OpT, U, 1, 0>(op, *rs, n);
-      else if (rs->splat_g) WholeVectorRuns<OpT, U, 0, 1>(op, *rs, n);
-      else WholeVectorRuns<OpT, U, 1, 1>(op, *rs, n);
-      return;
-    }
+  // A view's runs of whole vectors, read in place or as splats and not
+  // prefetched (the common inner-run and row-broadcast views): strides
+  // known here, no peel or tail per run.
+  const Runs* rs = a.runs;
+  if (rs && !rs->prefetch_runs && n % kLanes == 0 && !(rs->splat_g && rs->splat_x)) {
+    if (rs->splat_x) WholeVectorRuns<OpT, U, NT, 1, 0>(op, *rs, n);
+    else if (rs->splat_g) WholeVectorRuns<OpT, U, NT, 0, 1>(op, *rs, n);
+    else WholeVectorRuns<OpT, U, NT, 1, 1>(op, *rs, n);
+    return;
   }
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<uint16_t> run = RunAt<uint16_t>(a, ri);

@@ -152,56 +152,6 @@ HWY_INLINE void Remainder(DF df, const OpConsts<DF>& c, const T* g, const T* x, 
   if (i < m) PartialVector<Op>(df, c, g + i * gs, x + i * xs, out + i, m - i);
 }
 
-// One step of the main loop: kUnroll vectors at element i (out + i aligned
-// to a full vector when kNT). gs, xs: the input strides (1, or 0: a splat).
-template <class Op, typename T, int kUnroll, bool kNT, class DF>
-HWY_INLINE void Step(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t i, size_t gs, size_t xs) {
-  const size_t N = hn::Lanes(df);
-#if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
-  if constexpr (kNT && sizeof(T) == 2) {
-    const hn::Repartition<uint16_t, decltype(df)> du16;
-    for (int k = 0; k < kUnroll; k += 2) {
-      const size_t o0 = i + k * N, o1 = o0 + N;
-      const auto r0 = Op::Apply(df, LoadF(df, g + o0 * gs), LoadF(df, x + o0 * xs), c);
-      const auto r1 = Op::Apply(df, LoadF(df, g + o1 * gs), LoadF(df, x + o1 * xs), c);
-      const auto both = hn::Combine(du16, DemoteBits(df, r1, out), DemoteBits(df, r0, out));
-      hn::Stream(both, du16, reinterpret_cast<uint16_t*>(out + o0));
-    }
-    return;
-  }
-#endif
-  for (int k = 0; k < kUnroll; ++k) {
-    const size_t o = i + k * N;
-    const auto r = Op::Apply(df, LoadF(df, g + o * gs), LoadF(df, x + o * xs), c);
-    if constexpr (kNT) hn::Stream(r, df, reinterpret_cast<float*>(out + o));
-    else StoreF(df, r, out + o);
-  }
-}
-
-// The runs of rs, n elements each (a whole number of vectors), g and x with
-// element strides kGs and kXs (1, or 0: a splat's vector of copies). kNT:
-// streaming stores into each run whose out is vector-aligned (a view's runs
-// usually are; the single vectors after the last whole step of a 16-bit run
-// are stored plainly), plain stores into the others.
-template <class Op, typename T, int kUnroll, bool kNT, size_t kGs, size_t kXs, class DF>
-HWY_INLINE void WholeVectorRuns(DF df, const OpConsts<DF>& c, const Runs& rs, size_t n) {
-  const size_t N = hn::Lanes(df);
-  constexpr bool kOneNT = kNT && sizeof(T) == 4;  // a single vector can stream
-  for (size_t ri = 0; ri < rs.count; ++ri) {
-    const T* g = static_cast<const T*>(rs.g[ri]);
-    const T* x = static_cast<const T*>(rs.x[ri]);
-    T* out = static_cast<T*>(rs.out[ri]);
-    size_t i = 0;
-    if (kNT && reinterpret_cast<uintptr_t>(out) % (N * sizeof(float)) == 0) {
-      for (; i + kUnroll * N <= n; i += kUnroll * N) Step<Op, T, kUnroll, kNT>(df, c, g, x, out, i, kGs, kXs);
-      for (; i < n; i += N) Step<Op, T, 1, kOneNT>(df, c, g, x, out, i, kGs, kXs);
-    } else {
-      for (; i + kUnroll * N <= n; i += kUnroll * N) Step<Op, T, kUnroll, false>(df, c, g, x, out, i, kGs, kXs);
-      for (; i < n; i += N) Step<Op, T, 1, false>(df, c, g, x, out, i, kGs, kXs);
-    }
-  }
-}
-
 // Every run of the call (variant.h RunAt). out_dtype: the dtype the
 // results are finally stored in (T, or the staged variant's storage type),
 // for the overflow band of ops-inl.h.
@@ -212,17 +162,6 @@ HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
   const auto c = MakeConsts(df, a.params, out_dtype);
   const size_t n = a.n;
   const size_t runs = RunCount(a);
-  // A view's runs of whole vectors, read in place or as splats and not
-  // prefetched (the common inner-run and row-broadcast views): strides
-  // known here, no peel or tail per run.
-  const Runs* rs = a.runs;
-  if (rs && !rs->prefetch_runs && n % N == 0 && !(rs->splat_g && rs->splat_x)) {
-    if (rs->splat_x) WholeVectorRuns<Op, T, kUnroll, kNT, 1, 0>(df, c, *rs, n);
-    else if (rs->splat_g) WholeVectorRuns<Op, T, kUnroll, kNT, 0, 1>(df, c, *rs, n);
-    else WholeVectorRuns<Op, T, kUnroll, kNT, 1, 1>(df, c, *rs, n);
-    if constexpr (kNT) hwy::FlushStream();
-    return;
-  }
   for (size_t ri = 0; ri < runs; ++ri) {
     const RunPtrs<T> run = RunAt<T>(a, ri);
     PrefetchRuns(a, ri, n * sizeof(T));
@@ -243,7 +182,28 @@ HWY_NOINLINE void RunInRegisters(const KernelArgs& a, DType out_dtype) {
       static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
     }
     const size_t step = kUnroll * N;
-    for (; i + step <= n; i += step) Step<Op, T, kUnroll, kNT>(df, c, g, x, out, i, gs, xs);
+    for (; i + step <= n; i += step) {
+#if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
+      if constexpr (kNT && sizeof(T) == 2) {
+        const hn::Repartition<uint16_t, decltype(df)> du16;
+        for (int k = 0; k < kUnroll; k += 2) {
+          const size_t o0 = i + k * N, o1 = o0 + N;
+          const auto r0 = Op::Apply(df, LoadF(df, g + o0 * gs), LoadF(df, x + o0 * xs), c);
+          const auto r1 = Op::Apply(df, LoadF(df, g + o1 * gs), LoadF(df, x + o1 * xs), c);
+          const auto both = hn::Combine(du16, DemoteBits(df, r1, out), DemoteBits(df, r0, out));
+          hn::Stream(both, du16, reinterpret_cast<uint16_t*>(out + o0));
+        }
+      } else
+#endif
+      {
+        for (int k = 0; k < kUnroll; ++k) {
+          const size_t o = i + k * N;
+          const auto r = Op::Apply(df, LoadF(df, g + o * gs), LoadF(df, x + o * xs), c);
+          if constexpr (kNT) hn::Stream(r, df, reinterpret_cast<float*>(out + o));
+          else StoreF(df, r, out + o);
+        }
+      }
+    }
     Remainder<Op>(df, c, g + i * gs, x + i * xs, out + i, n - i, gs, xs);
   }
   if constexpr (kNT) hwy::FlushStream();

@@ -4,13 +4,15 @@
 
 #include "variants/variant.h"
 
-// Calls FN for every Highway target compiled into this file (entry 0 of the
-// dispatch table is Highway's chooser, not a target: skip it).
+// Calls FN for every Highway target compiled into this file. Entry 0 of the
+// dispatch table is Highway's chooser, not a target (skip it), except in a
+// one-target build (the sanitizer builds: kernels/CMakeLists.txt), where the
+// table is that target's function alone.
 #define ACTGRAD_APPEND_FOR_ALL_TARGETS(FN, out)                                       \
   do {                                                                                \
     const auto& table = HWY_DISPATCH_TABLE(FN);                                       \
     const size_t count = sizeof(table) / sizeof(table[0]);                            \
-    for (size_t i = 1; i < count; ++i) {                                              \
+    for (size_t i = count == 1 ? 0 : 1; i < count; ++i) {                             \
       bool seen = false;                                                              \
       for (size_t j = 1; j < i; ++j) seen = seen || table[j] == table[i];             \
       if (table[i] && !seen) table[i](out);                                           \

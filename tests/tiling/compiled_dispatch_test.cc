@@ -70,7 +70,10 @@ TEST_F(CompiledDispatch, CommittedTablesDispatchWhatTheirJsonSays) {
     tables::Table t;
     std::string err;
     const std::string path = std::string(ACTGRAD_SOURCE_DIR) + "/" + ct.source;
-    ASSERT_TRUE(tables::LoadTableFile(path, &t, &err)) << err;
+    // Variants are not checked here: a sanitizer build compiles fewer SIMD
+    // targets (kernels/CMakeLists.txt), and the default covers those entries
+    // (Expected); the Release build's actgrad-tablegen checks every name.
+    ASSERT_TRUE(tables::LoadTableFile(path, &t, &err, /*check_variants=*/false)) << err;
     ASSERT_EQ(t.entries.size(), ct.count) << path;
     ReloadTilingTable(ct.machine_id, "none");
     ASSERT_EQ(ActiveTable().machine_id, ct.machine_id);

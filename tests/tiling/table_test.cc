@@ -497,12 +497,20 @@ TEST(Table, SaveLeavesNoTemporaryFileWhenItFails) {
   fs::remove(path);
 }
 
+#ifdef ACTGRAD_REDUCED_TARGETS
+constexpr bool kReducedTargets = true;
+#else
+constexpr bool kReducedTargets = false;
+#endif
+
 TEST(Table, CommittedTableOfThisMachineValidates) {
   const fs::path p = fs::path(ACTGRAD_SOURCE_DIR) / "tiling/tables" / (MachineId() + ".json");
   if (!fs::exists(p)) GTEST_SKIP() << "no table committed for " << MachineId();
   Table t;
   std::string err;
-  ASSERT_TRUE(tables::LoadTableFile(p.string(), &t, &err)) << err;
+  // A sanitizer build compiles one SIMD target (kernels/CMakeLists.txt), so
+  // it lacks some names the table holds; the Release build checks them all.
+  ASSERT_TRUE(tables::LoadTableFile(p.string(), &t, &err, /*check_variants=*/!kReducedTargets)) << err;
   EXPECT_EQ(t.machine_id, MachineId());
   EXPECT_EQ(t.backend, "cpu");
   for (const char* key : {"cpu_model", "cpu_flags", "cores", "caches", "compiler", "git_commit", "date",
@@ -513,7 +521,8 @@ TEST(Table, CommittedTableOfThisMachineValidates) {
     EXPECT_LE(e.octave, kMaxOctave);
     EXPECT_GT(e.median_ns, 0);
     const Variant* v = FindVariant(e.choice.variant);
-    ASSERT_NE(v, nullptr);
+    if (kReducedTargets && v == nullptr) continue;
+    ASSERT_NE(v, nullptr) << e.choice.variant;
     EXPECT_TRUE(v->supported) << e.choice.variant;
   }
 }

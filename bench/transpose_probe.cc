@@ -1,0 +1,194 @@
+// actgrad-transpose-probe: what bounds a fully transposed view (issue 21,
+// docs/performance.md "Views"). On the benchmarks' transposed geometry (g and
+// x are [n/cols_in, cols_in] buffers read as their transpose, out is
+// contiguous) it times, on one thread, interleaved, median of --reps:
+//
+//   read contig        both inputs read once in memory order (a sum): the
+//                      read bandwidth of the core
+//   kernel contig      the dispatch's contiguous choice on the same buffers
+//                      as if they were not transposed (the speed goals' 100 %)
+//   copy transposed    the runtime's tile copies of both inputs (CopyTile,
+//                      rs = 1), tile by tile down the columns, no kernel
+//   copy+kernel trans  the same plus the variant on each packed tile,
+//                      writing out's rows: the transposed path without the API
+//
+//   actgrad-transpose-probe --op selu_bwd --dtype f32 --n 16777216 --tile 128x128
+//
+// Buffers are 2 MiB aligned with MADV_HUGEPAGE, as the benchmarks' placement
+// 0. Not Google Benchmark: four loops compared in one process, one table.
+#include <CLI/CLI.hpp>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tiling/dispatch.h"
+#include "variants/tile_copy.h"
+#include "variants/variant.h"
+
+namespace {
+
+using namespace actgrad;
+using Clock = std::chrono::steady_clock;
+
+struct Buffer {
+  explicit Buffer(size_t bytes) : size((bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20)) {
+    p = static_cast<char*>(std::aligned_alloc(2u << 20, size));
+    if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    madvise(p, size, MADV_HUGEPAGE);  // a hint; ignored where THP is off
+#endif
+    std::memset(p, 0, size);
+  }
+  ~Buffer() { std::free(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  size_t size;
+  char* p;
+};
+
+// 0.5 in the dtype: finite for every op (LogitGrad's x in (0, 1)).
+void FillHalf(char* p, size_t n, DType dt) {
+  if (dt == DType::kF32) {
+    const float v = 0.5f;
+    for (size_t i = 0; i < n; ++i) std::memcpy(p + 4 * i, &v, 4);
+  } else {
+    const uint16_t v = dt == DType::kF16 ? 0x3800 : 0x3F00;
+    for (size_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, &v, 2);
+  }
+}
+
+double MillisOnce(const std::function<void()>& f) {
+  const auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"actgrad-transpose-probe: the transposed view's copies against contiguous reads"};
+  std::string op_name = "selu_bwd", dtype_name = "f32", tile = "128x128";
+  uint64_t n = uint64_t(1) << 24;
+  int64_t cols_in = 1024;
+  int reps = 7;
+  app.add_option("--op", op_name, "op (selu_bwd, hardswish_bwd, gelu_bwd, softshrink_bwd, logit_grad)");
+  app.add_option("--dtype", dtype_name, "f32, f16 or bf16");
+  app.add_option("--n", n, "elements per operand")->check(CLI::Range(uint64_t(1024), uint64_t(1) << 30));
+  app.add_option("--cols", cols_in, "the inputs' row length (the view is their transpose)")
+      ->check(CLI::Range(int64_t(8), int64_t(1) << 20));
+  app.add_option("--tile", tile, "out rows x out columns per tile, e.g. 128x128");
+  app.add_option("--reps", reps, "rounds (the four loops interleaved); the median is printed")
+      ->check(CLI::Range(1, 1000));
+  CLI11_PARSE(app, argc, argv);
+
+  Op op;
+  DType dt;
+  if (!ParseOp(op_name, &op) || !ParseDType(dtype_name, &dt)) {
+    std::fprintf(stderr, "actgrad-transpose-probe: unknown --op or --dtype\n");
+    return 2;
+  }
+  int64_t tr = 0, tc = 0;
+  if (std::sscanf(tile.c_str(), "%ldx%ld", &tr, &tc) != 2 || tr < 1 || tc < 1 || tr > 65536 || tc > 65536) {
+    std::fprintf(stderr, "actgrad-transpose-probe: --tile wants ROWSxCOLS, e.g. 128x128\n");
+    return 2;
+  }
+  if (n % uint64_t(cols_in) != 0) {
+    std::fprintf(stderr, "actgrad-transpose-probe: --n must be a multiple of --cols\n");
+    return 2;
+  }
+  const size_t es = DTypeSize(dt);
+  // Out is [rows, cols]: rows = the inputs' row length, cols = their row count.
+  const int64_t rows = cols_in, cols = int64_t(n) / cols_in;
+  tr = std::min(tr, rows);
+  tc = std::min(tc, cols);
+  Buffer g(n * es), x(n * es), out(n * es);
+  FillHalf(g.p, n, dt);
+  FillHalf(x.p, n, dt);
+  OpParams params;
+  const KernelChoice kc = ChooseKernel(op, dt, params.gelu_approx, n, tables::Layout::kContig);
+  if (!kc.variant) {
+    std::fprintf(stderr, "actgrad-transpose-probe: no runnable variant\n");
+    return 1;
+  }
+  const Variant& v = *kc.variant;
+  PrepareVariant(v, params);
+  std::vector<char> tg(size_t(tr * tc) * es + 64), tx(size_t(tr * tc) * es + 64);
+  std::vector<const void*> pg(static_cast<size_t>(tr)), px(static_cast<size_t>(tr));
+  std::vector<void*> po(static_cast<size_t>(tr));
+  for (int64_t r = 0; r < tr; ++r) {
+    pg[size_t(r)] = tg.data() + r * tc * int64_t(es);
+    px[size_t(r)] = tx.data() + r * tc * int64_t(es);
+  }
+
+  volatile uint64_t sink = 0;
+  auto read_contig = [&] {
+    const uint64_t* a = reinterpret_cast<const uint64_t*>(g.p);
+    const uint64_t* b = reinterpret_cast<const uint64_t*>(x.p);
+    uint64_t s = 0;
+    for (size_t i = 0; i < n * es / 8; ++i) s += a[i] ^ b[i];
+    sink = sink + s;
+  };
+  auto kernel_contig = [&] {
+    KernelArgs a{g.p, x.p, out.p, size_t(n), params, size_t(kc.split.stage_tile)};
+    v.fn(a);
+  };
+  // Tiles down the columns first, as the runtime walks a gathered view.
+  auto transposed = [&](bool kernel) {
+    for (int64_t c0 = 0; c0 < cols; c0 += tc) {
+      const int64_t nc = std::min(tc, cols - c0);
+      for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        const int64_t nr = std::min(tr, rows - r0);
+        const int64_t at = (c0 * cols_in + r0) * int64_t(es);  // input element (row c0, column r0)
+        CopyTile(tg.data(), g.p + at, 1, cols_in, nr, nc, es);
+        CopyTile(tx.data(), x.p + at, 1, cols_in, nr, nc, es);
+        if (!kernel) continue;
+        for (int64_t r = 0; r < nr; ++r) {
+          pg[size_t(r)] = tg.data() + r * nc * int64_t(es);
+          px[size_t(r)] = tx.data() + r * nc * int64_t(es);
+          po[size_t(r)] = out.p + ((r0 + r) * cols + c0) * int64_t(es);
+        }
+        Runs runs;
+        runs.count = size_t(nr);
+        runs.g = pg.data();
+        runs.x = px.data();
+        runs.out = po.data();
+        runs.prefetch_runs = 0;
+        KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), params, size_t(kc.split.stage_tile), &runs};
+        v.fn(a);
+      }
+    }
+  };
+  const char* names[4] = {"read contig", "kernel contig", "copy transposed", "copy+kernel trans"};
+  const std::function<void()> loops[4] = {read_contig, kernel_contig, [&] { transposed(false); },
+                                          [&] { transposed(true); }};
+  for (const auto& f : loops) f();  // warm-up: pages, factor tables
+  std::vector<double> ms[4];
+  for (int r = 0; r < reps; ++r)
+    for (int k = 0; k < 4; ++k) ms[k].push_back(MillisOnce(loops[k]));
+  std::printf("op %s dtype %s n %llu view [%lld, %lld] of [%lld, %lld] tile %lldx%lld variant %s, 1 thread, "
+              "median of %d\n",
+              op_name.c_str(), dtype_name.c_str(), static_cast<unsigned long long>(n), static_cast<long long>(rows),
+              static_cast<long long>(cols), static_cast<long long>(cols), static_cast<long long>(rows),
+              static_cast<long long>(tr), static_cast<long long>(tc), v.name.c_str(), reps);
+  double med[4];
+  for (int k = 0; k < 4; ++k) {
+    std::sort(ms[k].begin(), ms[k].end());
+    med[k] = ms[k][ms[k].size() / 2];
+  }
+  const double in_bytes = 2.0 * double(n * es), all_bytes = 3.0 * double(n * es);
+  for (int k = 0; k < 4; ++k) {
+    const double bytes = (k == 0 || k == 2) ? in_bytes : all_bytes;
+    std::printf("%-18s %9.3f ms  %6.1f GB/s  (min %.3f, max %.3f)\n", names[k], med[k], bytes / med[k] / 1e6,
+                ms[k].front(), ms[k].back());
+  }
+  std::printf("copy transposed / read contig %.2fx; copy+kernel trans / kernel contig %.2fx\n", med[2] / med[0],
+              med[3] / med[1]);
+  return 0;
+}

@@ -25,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +81,8 @@ int main(int argc, char** argv) {
   int64_t cols_in = 1024;
   int reps = 7;
   app.add_option("--op", op_name, "op (selu_bwd, hardswish_bwd, gelu_bwd, softshrink_bwd, logit_grad)");
-  app.add_option("--dtype", dtype_name, "f32, f16 or bf16");
+  // Float dtypes only: FillHalf and the byte counts assume them.
+  app.add_option("--dtype", dtype_name, "f32, f16 or bf16")->check(CLI::IsMember({"f32", "f16", "bf16"}));
   app.add_option("--n", n, "elements per operand")->check(CLI::Range(uint64_t(1024), uint64_t(1) << 30));
   app.add_option("--cols", cols_in, "the inputs' row length (the view is their transpose)")
       ->check(CLI::Range(int64_t(8), int64_t(1) << 20));
@@ -95,7 +98,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   int64_t tr = 0, tc = 0;
-  if (std::sscanf(tile.c_str(), "%ldx%ld", &tr, &tc) != 2 || tr < 1 || tc < 1 || tr > 65536 || tc > 65536) {
+  int used = 0;
+  if (std::sscanf(tile.c_str(), "%ldx%ld%n", &tr, &tc, &used) != 2 || size_t(used) != tile.size() || tr < 1 ||
+      tc < 1 || tr > 65536 || tc > 65536) {
     std::fprintf(stderr, "actgrad-transpose-probe: --tile wants ROWSxCOLS, e.g. 128x128\n");
     return 2;
   }
@@ -108,9 +113,16 @@ int main(int argc, char** argv) {
   const int64_t rows = cols_in, cols = int64_t(n) / cols_in;
   tr = std::min(tr, rows);
   tc = std::min(tc, cols);
-  Buffer g(n * es), x(n * es), out(n * es);
-  FillHalf(g.p, n, dt);
-  FillHalf(x.p, n, dt);
+  std::optional<Buffer> g, x, out;
+  try {
+    g.emplace(n * es), x.emplace(n * es), out.emplace(n * es);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "actgrad-transpose-probe: cannot allocate 3 x %llu bytes (--n)\n",
+                 static_cast<unsigned long long>(n * es));
+    return 1;
+  }
+  FillHalf(g->p, n, dt);
+  FillHalf(x->p, n, dt);
   OpParams params;
   const KernelChoice kc = ChooseKernel(op, dt, params.gelu_approx, n, tables::Layout::kContig);
   if (!kc.variant) {
@@ -129,14 +141,14 @@ int main(int argc, char** argv) {
 
   volatile uint64_t sink = 0;
   auto read_contig = [&] {
-    const uint64_t* a = reinterpret_cast<const uint64_t*>(g.p);
-    const uint64_t* b = reinterpret_cast<const uint64_t*>(x.p);
+    const uint64_t* a = reinterpret_cast<const uint64_t*>(g->p);
+    const uint64_t* b = reinterpret_cast<const uint64_t*>(x->p);
     uint64_t s = 0;
     for (size_t i = 0; i < n * es / 8; ++i) s += a[i] ^ b[i];
     sink = sink + s;
   };
   auto kernel_contig = [&] {
-    KernelArgs a{g.p, x.p, out.p, size_t(n), params, size_t(kc.split.stage_tile)};
+    KernelArgs a{g->p, x->p, out->p, size_t(n), params, size_t(kc.split.stage_tile)};
     v.fn(a);
   };
   // Tiles down the columns first, as the runtime walks a gathered view.
@@ -146,13 +158,13 @@ int main(int argc, char** argv) {
       for (int64_t r0 = 0; r0 < rows; r0 += tr) {
         const int64_t nr = std::min(tr, rows - r0);
         const int64_t at = (c0 * cols_in + r0) * int64_t(es);  // input element (row c0, column r0)
-        CopyTile(tg.data(), g.p + at, 1, cols_in, nr, nc, es);
-        CopyTile(tx.data(), x.p + at, 1, cols_in, nr, nc, es);
+        CopyTile(tg.data(), g->p + at, 1, cols_in, nr, nc, es);
+        CopyTile(tx.data(), x->p + at, 1, cols_in, nr, nc, es);
         if (!kernel) continue;
         for (int64_t r = 0; r < nr; ++r) {
           pg[size_t(r)] = tg.data() + r * nc * int64_t(es);
           px[size_t(r)] = tx.data() + r * nc * int64_t(es);
-          po[size_t(r)] = out.p + ((r0 + r) * cols + c0) * int64_t(es);
+          po[size_t(r)] = out->p + ((r0 + r) * cols + c0) * int64_t(es);
         }
         Runs runs;
         runs.count = size_t(nr);

@@ -14,23 +14,20 @@
 //
 //   actgrad-transpose-probe --op selu_bwd --dtype f32 --n 16777216 --tile 128x128
 //
-// Buffers are 2 MiB aligned with MADV_HUGEPAGE, as the benchmarks' placement
-// 0. Not Google Benchmark: four loops compared in one process, one table.
+// The operands sit as in the benchmarks' placement 0 (inputs::PlacedArena). Not Google Benchmark: four loops compared in one process, one table.
 #include <CLI/CLI.hpp>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <new>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "tiling/dispatch.h"
+#include "tools/inputs/placement.h"
 #include "variants/tile_copy.h"
 #include "variants/variant.h"
 
@@ -38,22 +35,6 @@ namespace {
 
 using namespace actgrad;
 using Clock = std::chrono::steady_clock;
-
-struct Buffer {
-  explicit Buffer(size_t bytes) : size((bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20)) {
-    p = static_cast<char*>(std::aligned_alloc(2u << 20, size));
-    if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    madvise(p, size, MADV_HUGEPAGE);  // a hint; ignored where THP is off
-#endif
-    std::memset(p, 0, size);
-  }
-  ~Buffer() { std::free(p); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  size_t size;
-  char* p;
-};
 
 // 0.5 in the dtype: finite for every op (LogitGrad's x in (0, 1)).
 void FillHalf(char* p, size_t n, DType dt) {
@@ -113,16 +94,19 @@ int main(int argc, char** argv) {
   const int64_t rows = cols_in, cols = int64_t(n) / cols_in;
   tr = std::min(tr, rows);
   tc = std::min(tc, cols);
-  std::optional<Buffer> g, x, out;
+  inputs::PlacedArena arena;
   try {
-    g.emplace(n * es), x.emplace(n * es), out.emplace(n * es);
+    arena = inputs::PlacedArena(n * es, n * es, inputs::PlacementAt(0));
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "actgrad-transpose-probe: cannot allocate 3 x %llu bytes (--n)\n",
                  static_cast<unsigned long long>(n * es));
     return 1;
   }
-  FillHalf(g->p, n, dt);
-  FillHalf(x->p, n, dt);
+  char* const g = static_cast<char*>(arena.g());
+  char* const x = static_cast<char*>(arena.x());
+  char* const out = static_cast<char*>(arena.out());
+  FillHalf(g, n, dt);
+  FillHalf(x, n, dt);
   OpParams params;
   const KernelChoice kc = ChooseKernel(op, dt, params.gelu_approx, n, tables::Layout::kContig);
   if (!kc.variant) {
@@ -134,21 +118,17 @@ int main(int argc, char** argv) {
   std::vector<char> tg(size_t(tr * tc) * es + 64), tx(size_t(tr * tc) * es + 64);
   std::vector<const void*> pg(static_cast<size_t>(tr)), px(static_cast<size_t>(tr));
   std::vector<void*> po(static_cast<size_t>(tr));
-  for (int64_t r = 0; r < tr; ++r) {
-    pg[size_t(r)] = tg.data() + r * tc * int64_t(es);
-    px[size_t(r)] = tx.data() + r * tc * int64_t(es);
-  }
 
   volatile uint64_t sink = 0;
   auto read_contig = [&] {
-    const uint64_t* a = reinterpret_cast<const uint64_t*>(g->p);
-    const uint64_t* b = reinterpret_cast<const uint64_t*>(x->p);
+    const uint64_t* a = reinterpret_cast<const uint64_t*>(g);
+    const uint64_t* b = reinterpret_cast<const uint64_t*>(x);
     uint64_t s = 0;
     for (size_t i = 0; i < n * es / 8; ++i) s += a[i] ^ b[i];
     sink = sink + s;
   };
   auto kernel_contig = [&] {
-    KernelArgs a{g->p, x->p, out->p, size_t(n), params, size_t(kc.split.stage_tile)};
+    KernelArgs a{g, x, out, size_t(n), params, size_t(kc.split.stage_tile)};
     v.fn(a);
   };
   // Tiles down the columns first, as the runtime walks a gathered view.
@@ -158,13 +138,13 @@ int main(int argc, char** argv) {
       for (int64_t r0 = 0; r0 < rows; r0 += tr) {
         const int64_t nr = std::min(tr, rows - r0);
         const int64_t at = (c0 * cols_in + r0) * int64_t(es);  // input element (row c0, column r0)
-        CopyTile(tg.data(), g->p + at, 1, cols_in, nr, nc, es);
-        CopyTile(tx.data(), x->p + at, 1, cols_in, nr, nc, es);
+        CopyTile(tg.data(), g + at, 1, cols_in, nr, nc, es);
+        CopyTile(tx.data(), x + at, 1, cols_in, nr, nc, es);
         if (!kernel) continue;
         for (int64_t r = 0; r < nr; ++r) {
           pg[size_t(r)] = tg.data() + r * nc * int64_t(es);
           px[size_t(r)] = tx.data() + r * nc * int64_t(es);
-          po[size_t(r)] = out->p + ((r0 + r) * cols + c0) * int64_t(es);
+          po[size_t(r)] = out + ((r0 + r) * cols + c0) * int64_t(es);
         }
         Runs runs;
         runs.count = size_t(nr);

@@ -121,6 +121,14 @@ void PrefetchTile(const char* src, int64_t rs, int64_t cs, int64_t nr, int64_t n
   }
 }
 
+// Rows 0..nr-1 at rows[r] follow each other in memory (row_bytes apart).
+bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
+  const char* first = static_cast<const char*>(rows[0]);
+  for (int64_t r = 1; r < nr; ++r)
+    if (static_cast<const char*>(rows[r]) != first + r * int64_t(row_bytes)) return false;
+  return true;
+}
+
 // kSplatBytes of copies of the element at src (Runs: a splat input).
 template <typename T>
 void FillSplatOf(char* dst, const char* src) {
@@ -193,8 +201,7 @@ void ExecuteRuns(const Plan& p, void* workspace) {
     runs.g = ptr[0];
     runs.x = ptr[1];
     runs.out = outp;
-    runs.splat_g = !p.packed && cs[0] == 0;
-    runs.splat_x = !p.packed && cs[1] == 0;
+    runs.splat_x = !p.packed && cs[1] == 0;  // a splat g is packed (Plan::packed)
     runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2CacheBytes() ? uint32_t(kPrefetchRuns) : 0;
     for (int64_t t = first; t < last; ++t) {
       // Tile order: with a gathered input, down the columns first (its
@@ -240,16 +247,16 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
       runs.count = size_t(nr);
       if (p.packed) {
+        // An input packed unless gathered already, or its rows in the tile
+        // adjacent already (a flat input's whole rows): read in place.
         for (int k = 0; k < 2; ++k) {
-          if (gath[k]) continue;
+          if (gath[k] || (cs[k] != 0 && RowsAdjacent(ptr[k], nr, row_bytes))) continue;
           PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
           for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
         }
         // Out rows adjacent: the tile is one contiguous call.
-        bool adjacent = true;
-        for (int64_t r = 1; r < nr && adjacent; ++r)
-          adjacent = static_cast<char*>(outp[r]) == static_cast<char*>(outp[0]) + r * int64_t(row_bytes);
-        if (adjacent) a = KernelArgs{tile[0], tile[1], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+        if (RowsAdjacent(outp, nr, row_bytes))
+          a = KernelArgs{ptr[0][0], ptr[1][0], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
       }
       v.fn(a);
     }

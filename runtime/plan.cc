@@ -310,16 +310,17 @@ tables::Layout ChoosePath(Plan* p) {
 // pointers, splat vectors, gathered tiles). A tile without a gathered input
 // holds about a chunk (Split::chunk, or the default) of whole runs where the
 // runs are short, a chunk of one run where they are long; with one, the
-// table's tile (Split::tile_rows x tile_cols) or the default 64 x 64.
+// table's tile (Split::tile_rows x tile_cols) or the default 256 x 256; so
+// does a tile with a splat g (expanded: Plan::packed).
 void SizeTile(Plan* p) {
   const int d = p->ndim - 1;
   const int64_t cols = p->shape[d];
   const int64_t rows = p->g.gathered || p->x.gathered ? (d >= 1 ? p->shape[d - 1] : 1) : int64_t(p->numel / uint64_t(cols));
   const Split& split = p->kernel.split;
   const size_t esize = DTypeSize(p->dtype);
-  p->packed = p->g.gathered || p->x.gathered;
+  p->packed = p->g.gathered || p->x.gathered || p->g.strides[d] == 0;
   int64_t tc, tr;
-  if (p->g.gathered || p->x.gathered) {
+  if (p->packed) {
     tc = split.tile_cols > 0 ? split.tile_cols : kDefaultTileCols;
     tr = split.tile_rows > 0 ? split.tile_rows : kDefaultTileRows;
   } else {

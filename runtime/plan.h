@@ -70,12 +70,17 @@ struct Plan {
   // each thread's share of the workspace.
   int64_t tile_rows = 1, tile_cols = 1;
   uint64_t thread_bytes = 0;
-  // kRuns with a gathered input: every input is packed into a per-thread
-  // tile (the gathered one by CopyTile, the others' rows copied or, for a
-  // splat, filled: PackRows), so that a tile whose out rows are adjacent is
-  // one contiguous kernel call. (Packing the runs of an inner-run view too
-  // was slower: 64-element SELU f32 runs at 64K took 19.7 us packed, 14.0 us
-  // in place, 8.6 us contiguous.)
+  // kRuns with a gathered input or a splat g (the kernels take splats of x
+  // only: variant.h Runs): every input is packed into a per-thread
+  // tile (the gathered one by CopyTile, a splat one filled with its runs'
+  // values, any other copied by PackRows unless its rows in the tile are
+  // adjacent already, as a flat input's whole rows are), so that a tile
+  // whose out rows are adjacent is one contiguous kernel call. (Packing the
+  // runs of an inner-run view too was slower: 64-element SELU f32 runs at
+  // 64K took 19.7 us packed, 14.0 us in place, 8.6 us contiguous; so was
+  // expanding a row broadcast's splat input into tiles for contiguous calls:
+  // Softshrink f32 [1024, 64] against [1024, 1], 18.5-23.4 us expanded,
+  // 10.5-12.5 us as splat runs, 2026-11-27.)
   bool packed = false;
 };
 

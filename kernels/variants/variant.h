@@ -14,10 +14,13 @@ namespace actgrad {
 
 // Several runs of one kernel call (KernelArgs::runs), for views whose
 // innermost dimension is contiguous: run r computes n elements from g[r] and
-// x[r] into out[r]. A splat input (a row broadcast: one value per run) reads
-// the same vector at every position: its pointer for run r points at
-// kSplatBytes of copies of the run's value (so every target's widest vector
-// load reads only copies), and the kernel steps through it with stride 0.
+// x[r] into out[r]. x may be a splat (splat_x: a row broadcast, one value
+// per run), read as the same vector at every position: its pointer for run r
+// points at kSplatBytes of copies of the run's value (so every target's
+// widest vector load reads only copies), and the kernel steps through it with
+// stride 0. g is never a splat (the runtime expands a broadcast g into
+// tiles: runtime/plan.h Plan::packed), so that the kernels compile one loop
+// for views and one for row broadcasts, not three.
 #if defined(__aarch64__) || defined(__arm__)
 inline constexpr size_t kSplatBytes = 256;  // the widest vector of any Arm target (SVE: up to 2048 bits)
 #else
@@ -31,7 +34,6 @@ struct Runs {
   const void* const* g = nullptr;
   const void* const* x = nullptr;
   void* const* out = nullptr;
-  bool splat_g = false;
   bool splat_x = false;
   // PrefetchRuns' distance in runs; 0 when the view's data fits the cache
   // (there the prefetches only cost).
@@ -51,8 +53,8 @@ struct KernelArgs {
   const Runs* runs = nullptr;
 };
 
-// One run of a kernel call: where it reads and writes, and the input strides
-// (1, or 0 for a splat). Every kernel driver loops over
+// One run of a kernel call: where it reads and writes, and x's stride (1, or
+// 0 for a splat). Every kernel driver loops over
 // RunAt(a, 0 .. RunCount(a) - 1), so the contiguous call and the views share
 // one loop (a plain loop, not a callback: the body stays inlined).
 template <typename T>
@@ -60,7 +62,7 @@ struct RunPtrs {
   const T* g;
   const T* x;
   T* out;
-  size_t gs, xs;  // element stride of g and x: 1, or 0 (splat)
+  size_t xs;  // element stride of x: 1, or 0 (splat)
 };
 inline size_t RunCount(const KernelArgs& a) { return a.runs ? a.runs->count : 1; }
 
@@ -80,23 +82,27 @@ inline void PrefetchLine(const void* p) {
   __builtin_prefetch(p);
 #endif
 }
+// The same from the Runs' fields (g, x, count, prefetch_runs as `ahead`).
+inline void PrefetchRunsAhead(const void* const* g, const void* const* x, size_t count, size_t ahead, size_t ri,
+                              size_t bytes) {
+  const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
+  const size_t first = ri == 0 ? 1 : ri + ahead, last = ri + ahead;
+  for (size_t k = first; k <= last && k < count; ++k)
+    for (size_t o = 0; o < b; o += 64) {
+      PrefetchLine(static_cast<const char*>(g[k]) + o);
+      PrefetchLine(static_cast<const char*>(x[k]) + o);
+    }
+}
 inline void PrefetchRuns(const KernelArgs& a, size_t ri, size_t bytes) {
   const Runs* r = a.runs;
-  if (!r || !r->prefetch_runs) return;
-  const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
-  const size_t first = ri == 0 ? 1 : ri + r->prefetch_runs, last = ri + r->prefetch_runs;
-  for (size_t k = first; k <= last && k < r->count; ++k)
-    for (size_t o = 0; o < b; o += 64) {
-      PrefetchLine(static_cast<const char*>(r->g[k]) + o);
-      PrefetchLine(static_cast<const char*>(r->x[k]) + o);
-    }
+  if (r && r->prefetch_runs) PrefetchRunsAhead(r->g, r->x, r->count, r->prefetch_runs, ri, bytes);
 }
 template <typename T>
 inline RunPtrs<T> RunAt(const KernelArgs& a, size_t i) {
   const Runs* r = a.runs;
-  if (!r) return {static_cast<const T*>(a.g), static_cast<const T*>(a.x), static_cast<T*>(a.out), 1, 1};
+  if (!r) return {static_cast<const T*>(a.g), static_cast<const T*>(a.x), static_cast<T*>(a.out), 1};
   return {static_cast<const T*>(r->g[i]), static_cast<const T*>(r->x[i]), static_cast<T*>(r->out[i]),
-          r->splat_g ? size_t(0) : size_t(1), r->splat_x ? size_t(0) : size_t(1)};
+          r->splat_x ? size_t(0) : size_t(1)};
 }
 
 using KernelFn = void (*)(const KernelArgs&);

@@ -67,7 +67,7 @@ void ScalarKernel(const KernelArgs& a) {
   for (size_t k = 0; k < RunCount(a); ++k) {
     const RunPtrs<typename S::T> r = RunAt<typename S::T>(a, k);
     for (size_t i = 0; i < a.n; ++i)
-      r.out[i] = S::Store(ScalarOp(kOp, S::Load(r.g[i * r.gs]), S::Load(r.x[i * r.xs]), a.params, kMode, S::kDType));
+      r.out[i] = S::Store(ScalarOp(kOp, S::Load(r.g[i]), S::Load(r.x[i * r.xs]), a.params, kMode, S::kDType));
   }
 }
 
@@ -75,7 +75,7 @@ template <typename Int>
 void SeluIntKernel(const KernelArgs& a) {
   for (size_t k = 0; k < RunCount(a); ++k) {
     const RunPtrs<Int> r = RunAt<Int>(a, k);
-    for (size_t i = 0; i < a.n; ++i) r.out[i] = ref::SeluBwdInt<Int>(r.g[i * r.gs], r.x[i * r.xs]);
+    for (size_t i = 0; i < a.n; ++i) r.out[i] = ref::SeluBwdInt<Int>(r.g[i], r.x[i * r.xs]);
   }
 }
 

@@ -32,14 +32,14 @@ ACTGRAD_NATIVE_INLINE __mmask32 FirstLanes(size_t m) {  // m < 32
 // aligned (a masked head gets it there). Tails use masked loads and stores,
 // so nothing outside [0, n) is read or written. out may alias g or x exactly:
 // every iteration loads all of its inputs before storing.
-// gs, xs: the input strides, 1 or 0 (a splat: one vector of copies).
+// xs: x's stride, 1 or 0 (a splat: one vector of copies).
 template <class OpT, int U>
-ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t gs,
-                                 size_t xs, bool nt) {
+ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t xs,
+                                 bool nt) {
   __m512i gv[U], xv[U], r[U];
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) {
-    gv[u] = _mm512_loadu_si512(g + u * kLanes * gs);
+    gv[u] = _mm512_loadu_si512(g + u * kLanes);
     xv[u] = _mm512_loadu_si512(x + u * kLanes * xs);
   }
 #pragma GCC unroll 4
@@ -62,11 +62,11 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
   _mm512_mask_storeu_epi16(out, k, op(gv, xv));
 }
 
-// The runs of rs, n elements each (a whole number of vectors), g and
-// x with element strides GS and XS (1, or 0: a splat's vector of copies).
+// The runs of rs, n elements each (a whole number of vectors), x with the
+// element stride XS (1, or 0: a splat's vector of copies).
 // NT: streaming stores into each run whose out is 64-byte aligned (a view's
 // runs usually are), plain ones into the others.
-template <class OpT, int U, bool NT, size_t GS, size_t XS>
+template <class OpT, int U, bool NT, size_t XS>
 ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t n) {
   for (size_t ri = 0; ri < rs.count; ++ri) {
     const uint16_t* g = static_cast<const uint16_t*>(rs.g[ri]);
@@ -74,8 +74,8 @@ ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t
     uint16_t* out = static_cast<uint16_t*>(rs.out[ri]);
     const bool nt = NT && (reinterpret_cast<uintptr_t>(out) & 63u) == 0;
     size_t i = 0;
-    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i * GS, x + i * XS, out + i, GS, XS, nt);
-    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i * GS, x + i * XS, out + i, GS, XS, nt);
+    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i, x + i * XS, out + i, XS, nt);
+    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i, x + i * XS, out + i, XS, nt);
   }
   if (NT) _mm_sfence();
 }
@@ -93,10 +93,9 @@ void Kernel(const KernelArgs& a) {
   // prefetched (the common inner-run and row-broadcast views): strides
   // known here, no peel or tail per run.
   const Runs* rs = a.runs;
-  if (rs && !rs->prefetch_runs && n % kLanes == 0 && !(rs->splat_g && rs->splat_x)) {
-    if (rs->splat_x) WholeVectorRuns<OpT, U, NT, 1, 0>(op, *rs, n);
-    else if (rs->splat_g) WholeVectorRuns<OpT, U, NT, 0, 1>(op, *rs, n);
-    else WholeVectorRuns<OpT, U, NT, 1, 1>(op, *rs, n);
+  if (rs && !rs->prefetch_runs && n % kLanes == 0) {
+    if (rs->splat_x) WholeVectorRuns<OpT, U, NT, 0>(op, *rs, n);
+    else WholeVectorRuns<OpT, U, NT, 1>(op, *rs, n);
     return;
   }
   for (size_t ri = 0; ri < runs; ++ri) {
@@ -105,7 +104,7 @@ void Kernel(const KernelArgs& a) {
     const uint16_t* g = run.g;
     const uint16_t* x = run.x;
     uint16_t* out = run.out;
-    const size_t gs = run.gs, xs = run.xs;
+    const size_t xs = run.xs;
     size_t i = 0;
     if constexpr (NT) {
       const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
@@ -113,15 +112,15 @@ void Kernel(const KernelArgs& a) {
         const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
         if (head != 0) Partial(op, g, x, out, head);
         i = head;
-        for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i * gs, x + i * xs, out + i, gs, xs, true);
+        for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i * xs, out + i, xs, true);
         streamed = true;
       }
     }
-    for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i * gs, x + i * xs, out + i, gs, xs, false);
+    for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i * xs, out + i, xs, false);
     if constexpr (U > 1) {
-      for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i * gs, x + i * xs, out + i, gs, xs, false);
+      for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i, x + i * xs, out + i, xs, false);
     }
-    if (i < n) Partial(op, g + i * gs, x + i * xs, out + i, n - i);
+    if (i < n) Partial(op, g + i, x + i * xs, out + i, n - i);
   }
   if (streamed) _mm_sfence();
 }

@@ -1,11 +1,15 @@
 // actgrad-percall-probe: a loop of complete calls through the public API on
-// three contiguous 4K f32 tensors, for counting instructions per call under
+// three 4K f32 tensors, for counting instructions per call under
 // callgrind (the shared VM's noise does not touch the counts; docs/
 // performance.md, "Per-call cost"). No timing, no peers, nothing but the
 // library linked, so that a run costs seconds under valgrind:
-//   actgrad-percall-probe <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n]
+//   actgrad-percall-probe <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat]
 //     phase1: aclnnXxxGetWorkspaceSize + aclDestroyAclOpExecutor
 //     both:   phase one, phase two, aclrtSynchronizeStream (the default)
+//     contig: all three contiguous, shape [n] (the default)
+//     splat:  g and out [n/64, 64] contiguous, x an expanded view of n/64
+//             values (strides 1, 0): a splat x per 64-element run, the
+//             runtime's tiles of runs (n a multiple of 64)
 // Per call: (count at calls = N+1 - count at calls = 1) / N, e.g.
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null ./bench/actgrad-percall-probe softshrink 2001 both
 #include <cstdio>
@@ -28,8 +32,11 @@ int main(int argc, char** argv) {
   const long calls = argc > 2 ? std::atol(argv[2]) : 0;
   const bool phase1 = argc > 3 && std::strcmp(argv[3], "phase1") == 0;
   const int64_t n = argc > 4 ? std::atoll(argv[4]) : 4096;
-  if (op < 0 || calls <= 0 || n <= 0) {
-    std::fprintf(stderr, "usage: %s <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n]\n", argv[0]);
+  const bool splat = argc > 5 && std::strcmp(argv[5], "splat") == 0;
+  if (op < 0 || calls <= 0 || n <= 0 || (argc > 5 && !splat && std::strcmp(argv[5], "contig") != 0) ||
+      (splat && n % 64 != 0)) {
+    std::fprintf(stderr, "usage: %s <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat]\n",
+                 argv[0]);
     return 2;
   }
   aclrtStream stream = nullptr;
@@ -40,9 +47,14 @@ int main(int argc, char** argv) {
     x[size_t(i)] = float(i % 31) / 31.0f;  // in [0, 1): LogitGrad's domain, the others' too
   }
   const int64_t dims[1] = {n}, strides[1] = {1};
-  aclTensor* tg = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, g.data());
-  aclTensor* tx = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, x.data());
-  aclTensor* to = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, out.data());
+  const int64_t rows[2] = {n / 64, 64}, row_strides[2] = {64, 1}, splat_strides[2] = {1, 0}, values[1] = {n / 64};
+  aclTensor* tg = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, g.data())
+                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, g.data());
+  aclTensor* tx = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, splat_strides, 0, ACL_FORMAT_ND, values, 1, x.data())
+                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, x.data());
+  aclTensor* to = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, out.data())
+                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, out.data());
+  std::vector<char> workspace;  // the views' paths need one (tiles of runs)
   float lambd_value = 0.5f;
   aclScalar* lambd = aclCreateScalar(&lambd_value, ACL_FLOAT);
   long failed = 0;
@@ -61,12 +73,14 @@ int main(int argc, char** argv) {
       failed += st != 0 || aclDestroyAclOpExecutor(ex) != 0;
       continue;
     }
+    if (ws > workspace.size()) workspace.resize(ws);
+    void* w = ws ? workspace.data() : nullptr;
     switch (op) {
-      case 0: st |= aclnnSeluBackward(nullptr, ws, ex, stream); break;
-      case 1: st |= aclnnHardswishBackward(nullptr, ws, ex, stream); break;
-      case 2: st |= aclnnGeluBackward(nullptr, ws, ex, stream); break;
-      case 3: st |= aclnnSoftshrinkBackward(nullptr, ws, ex, stream); break;
-      default: st |= aclnnLogitGrad(nullptr, ws, ex, stream); break;
+      case 0: st |= aclnnSeluBackward(w, ws, ex, stream); break;
+      case 1: st |= aclnnHardswishBackward(w, ws, ex, stream); break;
+      case 2: st |= aclnnGeluBackward(w, ws, ex, stream); break;
+      case 3: st |= aclnnSoftshrinkBackward(w, ws, ex, stream); break;
+      default: st |= aclnnLogitGrad(w, ws, ex, stream); break;
     }
     failed += st != 0 || aclrtSynchronizeStream(stream) != 0;
   }

@@ -14,7 +14,8 @@
 //
 //   actgrad-transpose-probe --op selu_bwd --dtype f32 --n 16777216 --tile 128x128
 //
-// The operands sit as in the benchmarks' placement 0 (inputs::PlacedArena). Not Google Benchmark: four loops compared in one process, one table.
+// The operands sit as in the benchmarks' placement 0 (inputs::PlacedArena).
+// Not Google Benchmark: four loops compared in one process, one table.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

@@ -329,7 +329,7 @@ void SizeTile(Plan* p) {
     tr = chunk / tc;
   }
   p->tile_rows = std::max<int64_t>(1, std::min({tr, rows, kMaxTileRows}));
-  if (p->g.gathered || p->x.gathered) tc = std::min(tc, kMaxTileElems / p->tile_rows);  // bounds the buffers
+  if (p->packed) tc = std::min(tc, kMaxTileElems / p->tile_rows);  // bounds the buffers
   p->tile_cols = std::max<int64_t>(1, std::min(tc, cols));
   const uint64_t r = uint64_t(p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*));

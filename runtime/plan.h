@@ -21,7 +21,7 @@ inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread 
 // kMaxTileRows runs per kernel call.
 inline constexpr size_t kMinRunBytes = 64;
 inline constexpr int64_t kMaxTileRows = 1024;
-inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a gathered tile, per input
+inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, per input
 // The gathered tile of a transposed input when the table's split has none:
 // 256 x 256 elements (both sides read and written in whole cache lines,
 // two inputs' tiles fill an L2 of 512 KB or more; SELU f32 16M on Zen 4:

@@ -238,7 +238,8 @@ HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s
 // Rows of n copies of *rows[r], one after another from d: whole vectors of
 // one Set each, the rest element by element. (The plain loop the compiler
 // vectorized cost ~57 instructions per 64-element row in its prologue and
-// epilogue, more than the kernel's work on the row: Plan::expand_splats.)
+// epilogue, more than the kernel's work on the row: runtime/plan.h
+// Plan::packed, a splat g.)
 template <typename T>
 HWY_INLINE void FillRows(T* HWY_RESTRICT d, const void* const* rows, int64_t nr, size_t n) {
   const hn::ScalableTag<T> dt;

@@ -69,7 +69,10 @@ struct CellOutcome {
   bool challenger_won = false;
   double p_value = 1.0;
   std::string decision;
-  std::vector<Choice> ranking;  // the challengers, best first (screening; one-thread choice)
+  std::vector<Choice> ranking;  // the challengers, best first (screening; the one-thread stage's candidates)
+  // A threaded winner's one-thread choice (Entry::one_thread), from a screen
+  // of its own (tuner.cc ChooseOneThread); unset: none was made.
+  std::optional<CandidateStats> one_thread;
   int candidates_total = 0;          // offered
   int candidates_searched = 0;       // after fitting the budget
   bool budget_cut = false;           // candidates or repetitions were cut to fit

@@ -171,20 +171,27 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
   e.octave = o.cell.octave;
   e.choice = o.chosen.cand;
   e.median_ns = std::round(o.chosen.median * 10) / 10;
-  // The best-ranked one-thread challenger of the search, for callers that
-  // cap the threads at 1.
-  if (one_thread_fallback && o.chosen.cand.split.threads > 1)
-    for (const Choice& c : o.ranking)
-      if (c.split.threads == 1) {
-        e.one_thread = c;
-        // The ranking's candidates carry the default tile; the chosen one's
-        // tile (a transposed view's, measured at its thread count) is about
-        // pages and cache lines per tile, not threads: one thread takes it too
-        // (SELU f32 16M transposed on one thread: 256x256 17 ms, 1024x64 12).
-        e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
-        e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
-        break;
-      }
+  // For callers that cap the threads at 1: the one-thread stage's choice,
+  // else (no stage ran) the search's best-ranked one-thread challenger.
+  if (one_thread_fallback && o.chosen.cand.split.threads > 1) {
+    if (o.one_thread) {
+      e.one_thread = o.one_thread->cand;
+    } else {
+      for (const Choice& c : o.ranking)
+        if (c.split.threads == 1) {
+          e.one_thread = c;
+          break;
+        }
+    }
+    // The candidates carry the default tile; the chosen one's tile (a
+    // transposed view's, measured at its thread count) is about pages and
+    // cache lines per tile, not threads: one thread takes it too (SELU f32
+    // 16M transposed on one thread: 256x256 17 ms, 1024x64 12).
+    if (e.one_thread) {
+      e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
+      e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
+    }
+  }
   e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
   if (o.runner_up) e.runner_up = tables::Measured{o.runner_up->cand, std::round(o.runner_up->median * 10) / 10};
   json extra = json::object();
@@ -232,6 +239,35 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
     o->chosen = r.chosen;
     o->challenger_won = true;
   }
+}
+
+// A threaded winner's one-thread choice (Entry::one_thread, what the
+// dispatch runs when the caller allows one thread). The halving drops the
+// one-thread candidates in its first round on a sample or two each (the
+// threaded ones beat them all at large n), so its order among them is
+// mostly noise: SELU f32 strided 16M on Zen 3 shipped u8.avx2 (12.9-14.9 ms
+// on one thread) over u4.avx2.nt (10.2-11.7 ms). Here they get a screen of
+// their own on fresh samples, logged under "<cell>/1t", within what is left
+// of the cell's allowance; when that cuts candidates, the last of the
+// search's order go first, after the best of each trait value (streaming
+// stores or not) has been moved up.
+static void ChooseOneThread(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
+  constexpr int kKeepFirst = 2;
+  if (o->chosen.cand.split.threads <= 1 || be.Deterministic()) return;
+  std::vector<Choice> cands;
+  for (const Choice& c : o->ranking)
+    if (c.split.threads == 1) cands.push_back(c);
+  if (o->incumbent.cand.split.threads == 1) cands.push_back(o->incumbent.cand);
+  if (cands.size() < 2) return;
+  KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
+  const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 1, budget_sec);
+  o->one_thread = r.chosen;
+  o->candidates_total += r.candidates_total;
+  o->candidates_searched += r.candidates_searched;
+  o->budget_cut = o->budget_cut || r.budget_cut;
+  o->samples_measured += r.samples_measured;
+  o->samples_replayed += r.samples_replayed;
+  o->cost_sec += r.cost_sec;
 }
 
 // After a group's cells (res->cells from `first` on): each layout's series
@@ -428,8 +464,12 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
         std::vector<Choice> cands;
         for (auto& [r, c] : ranked) cands.push_back(std::move(c));
-        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance * (1.0 - cfg.refine_share));
-        RefineSplit(search, be, cs->key, allowance - (search.spent() - cur_start), &o);
+        const bool one_thread = be.CallersCapThreads();
+        const double stages = cfg.refine_share + (one_thread ? cfg.one_thread_share : 0.0);
+        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance * (1.0 - stages));
+        RefineSplit(search, be, cs->key,
+                    allowance * (1.0 - (one_thread ? cfg.one_thread_share : 0.0)) - (search.spent() - cur_start), &o);
+        if (one_thread) ChooseOneThread(search, be, cs->key, allowance - (search.spent() - cur_start), &o);
         if (cfg.confirm_reps > 0 && o.chosen.cand.Key() != o.incumbent.cand.Key() &&
             o.incumbent.median > o.chosen.median * (1.0 + cfg.confirm_above)) {
           const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);

@@ -36,6 +36,7 @@ struct TuneConfig {
   double overhead_share = 0.10;  // of the budget, left for set-up (data, warm-ups are in the samples)
   double screen_share = 0.10;    // of the measurement budget, for screening
   double refine_share = 0.20;    // of a cell's allowance, for its split refinements (RefineSplit)
+  double one_thread_share = 0.10;  // of a cell's allowance, for a threaded winner's one-thread choice
   SearchOptions search;
   SeriesOptions series;  // crossovers and thread rules (tools/tune/series.h)
   // Where cells are measured: each octave's representative n (what a tuning

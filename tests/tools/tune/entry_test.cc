@@ -96,5 +96,43 @@ TEST(Entry, SplitRefinementsAreSearchedAndTheFasterOnesPicked) {
   EXPECT_GT(r.table.entries[2].choice.split.threads, 1);  // octave 20: threads pay off
 }
 
+// A threaded winner's one-thread choice comes from a screen of the one-thread
+// candidates on fresh samples ("<cell>/1t"), not from the halving's first
+// round, where they lose to the threaded ones on a sample or two each. Here
+// the fastest one-thread variant (v4 at octave 20: TrueTime) has two slow
+// first samples, as a noisy neighbour would make them.
+TEST(Entry, OneThreadChoiceIsScreenedOnFreshSamples) {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {20};
+  cfg.screen_keep = 8;
+  cfg.budget_sec = 1e6;
+  FakeBackend be;
+  be.sample_factor = [](const Choice& c, int k) {
+    return c.variant == "v4" && c.split.threads == 1 && k < 2 ? 1.5 : 1.0;
+  };
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.table.entries.size(), 1u);
+  const CellOutcome& c = r.cells[0];
+  const tables::Entry& e = r.table.entries[0];
+  ASSERT_GT(e.choice.split.threads, 1);
+  // The halving ranked v4 behind other one-thread candidates ...
+  std::vector<std::string> one_thread_order;
+  for (const Choice& ch : c.ranking)
+    if (ch.split.threads == 1) one_thread_order.push_back(ch.variant);
+  ASSERT_FALSE(one_thread_order.empty());
+  EXPECT_NE(one_thread_order.front(), "v4");
+  // ... the one-thread screen measured it again and picked it.
+  ASSERT_TRUE(e.one_thread.has_value());
+  EXPECT_EQ(e.one_thread->variant, "v4");
+  EXPECT_EQ(e.one_thread->split.threads, 1);
+  ASSERT_TRUE(c.one_thread.has_value());
+  EXPECT_NE(log.Find(c.key + "/1t", Choice{"v4", Split{1, 0, 0}}.Key(), 0, 0), nullptr);
+}
+
 }  // namespace
 }  // namespace actgrad::tune

@@ -35,6 +35,8 @@ class FakeBackend : public Backend {
   std::vector<int> measured_at;        // the placement of every Measure call
   // A factor on a candidate's time at a placement; unset: placements do not matter.
   std::function<double(const Choice&, int placement)> placement_factor;
+  // A factor on sample k (0-based, per cell and candidate) of a candidate; unset: 1.
+  std::function<double(const Choice&, int k)> sample_factor;
 
   static std::string CellId(const Cell& b) {
     return std::to_string(int(b.op)) + "/" + std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "@" +
@@ -101,7 +103,7 @@ class FakeBackend : public Backend {
         const uint64_t h = HashKey(uint64_t(k), key);
         u = (double(h % 2001) / 1000.0 - 1.0) * noise;
       }
-      out.push_back(TrueTime(b, c) * factor * (1.0 + u));
+      out.push_back(TrueTime(b, c) * factor * (1.0 + u) * (sample_factor ? sample_factor(c, k) : 1.0));
     }
     ++calls;
     return out;

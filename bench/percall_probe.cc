@@ -3,18 +3,22 @@
 // callgrind (the shared VM's noise does not touch the counts; docs/
 // performance.md, "Per-call cost"). No timing, no peers, nothing but the
 // library linked, so that a run costs seconds under valgrind:
-//   actgrad-percall-probe <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat]
+//   actgrad-percall-probe <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat|strided]
 //     phase1: aclnnXxxGetWorkspaceSize + aclDestroyAclOpExecutor
 //     both:   phase one, phase two, aclrtSynchronizeStream (the default)
 //     contig: all three contiguous, shape [n] (the default)
 //     splat:  g and out [n/64, 64] contiguous, x an expanded view of n/64
 //             values (strides 1, 0): a splat x per 64-element run, the
 //             runtime's tiles of runs (n a multiple of 64)
+//     strided: g and x [n/1024, 4, 4, 64] views whose dims 1 and 2 are
+//             swapped in storage, out contiguous: the benchmarks' strided
+//             layout (n a multiple of 1024)
 // Per call: (count at calls = N+1 - count at calls = 1) / N, e.g.
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null ./bench/actgrad-percall-probe softshrink 2001 both
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "acl/acl.h"
@@ -32,28 +36,48 @@ int main(int argc, char** argv) {
   const long calls = argc > 2 ? std::atol(argv[2]) : 0;
   const bool phase1 = argc > 3 && std::strcmp(argv[3], "phase1") == 0;
   const int64_t n = argc > 4 ? std::atoll(argv[4]) : 4096;
-  const bool splat = argc > 5 && std::strcmp(argv[5], "splat") == 0;
-  if (op < 0 || calls <= 0 || n <= 0 || (argc > 5 && !splat && std::strcmp(argv[5], "contig") != 0) ||
-      (splat && n % 64 != 0)) {
-    std::fprintf(stderr, "usage: %s <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat]\n",
+  const char* layout = argc > 5 ? argv[5] : "contig";
+  const bool splat = std::strcmp(layout, "splat") == 0, strided = std::strcmp(layout, "strided") == 0;
+  if (op < 0 || calls <= 0 || n <= 0 || (!splat && !strided && std::strcmp(layout, "contig") != 0) ||
+      (splat && n % 64 != 0) || (strided && n % 1024 != 0)) {
+    std::fprintf(stderr,
+                 "usage: %s <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n]"
+                 " [contig|splat|strided]\n",
                  argv[0]);
     return 2;
   }
   aclrtStream stream = nullptr;
   if (aclInit(nullptr) != 0 || aclrtSetDevice(0) != 0 || aclrtCreateStream(&stream) != 0) return 1;
-  std::vector<float> g(static_cast<size_t>(n)), x(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  // 64-byte aligned, as aclrtMalloc's memory (a std::vector's 16-byte
+  // alignment would send a streaming-store variant through its peel per run).
+  const size_t bytes = (size_t(n) * sizeof(float) + 63) / 64 * 64;
+  std::unique_ptr<float, decltype(&std::free)> gb(static_cast<float*>(std::aligned_alloc(64, bytes)), &std::free),
+      xb(static_cast<float*>(std::aligned_alloc(64, bytes)), &std::free),
+      ob(static_cast<float*>(std::aligned_alloc(64, bytes)), &std::free);
+  float *g = gb.get(), *x = xb.get(), *out = ob.get();
+  if (!g || !x || !out) return 1;
   for (int64_t i = 0; i < n; ++i) {
     g[size_t(i)] = 0.5f + float(i % 9) / 8.0f;
     x[size_t(i)] = float(i % 31) / 31.0f;  // in [0, 1): LogitGrad's domain, the others' too
   }
   const int64_t dims[1] = {n}, strides[1] = {1};
   const int64_t rows[2] = {n / 64, 64}, row_strides[2] = {64, 1}, splat_strides[2] = {1, 0}, values[1] = {n / 64};
-  aclTensor* tg = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, g.data())
-                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, g.data());
-  aclTensor* tx = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, splat_strides, 0, ACL_FORMAT_ND, values, 1, x.data())
-                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, x.data());
-  aclTensor* to = splat ? aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, out.data())
-                        : aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, out.data());
+  // strided: storage [n/1024, 4, 4, 64] row-major, viewed with dims 1 and 2 swapped.
+  const int64_t blocks[4] = {n / 1024, 4, 4, 64}, swapped[4] = {1024, 64, 256, 1}, dense[4] = {1024, 256, 64, 1};
+  aclTensor *tg, *tx, *to;
+  if (splat) {
+    tg = aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, g);
+    tx = aclCreateTensor(rows, 2, ACL_FLOAT, splat_strides, 0, ACL_FORMAT_ND, values, 1, x);
+    to = aclCreateTensor(rows, 2, ACL_FLOAT, row_strides, 0, ACL_FORMAT_ND, rows, 2, out);
+  } else if (strided) {
+    tg = aclCreateTensor(blocks, 4, ACL_FLOAT, swapped, 0, ACL_FORMAT_ND, blocks, 4, g);
+    tx = aclCreateTensor(blocks, 4, ACL_FLOAT, swapped, 0, ACL_FORMAT_ND, blocks, 4, x);
+    to = aclCreateTensor(blocks, 4, ACL_FLOAT, dense, 0, ACL_FORMAT_ND, blocks, 4, out);
+  } else {
+    tg = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, g);
+    tx = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, x);
+    to = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, out);
+  }
   std::vector<char> workspace;  // the views' paths need one (tiles of runs)
   float lambd_value = 0.5f;
   aclScalar* lambd = aclCreateScalar(&lambd_value, ACL_FLOAT);

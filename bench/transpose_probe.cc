@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
   const Variant& v = *kc.variant;
   PrepareVariant(v, params);
   std::vector<char> tg(size_t(tr * tc) * es + 64), tx(size_t(tr * tc) * es + 64);
-  std::vector<const void*> pg(static_cast<size_t>(tr)), px(static_cast<size_t>(tr));
-  std::vector<void*> po(static_cast<size_t>(tr));
+  std::vector<const void*> pg(static_cast<size_t>(std::max(tr, tc))), px(static_cast<size_t>(std::max(tr, tc)));
+  std::vector<void*> po(static_cast<size_t>(std::max(tr, tc)));
 
   volatile uint64_t sink = 0;
   auto read_contig = [&] {
@@ -158,30 +158,64 @@ int main(int argc, char** argv) {
       }
     }
   };
-  const char* names[4] = {"read contig", "kernel contig", "copy transposed", "copy+kernel trans"};
-  const std::function<void()> loops[4] = {read_contig, kernel_contig, [&] { transposed(false); },
-                                          [&] { transposed(true); }};
+  // The other way round: the kernel on the inputs in their own order (each
+  // tile's nc input rows of nr elements, one call when they are whole rows)
+  // into one tile, which CopyTileTo transposes into out's rows.
+  auto scattered = [&] {
+    for (int64_t c0 = 0; c0 < cols; c0 += tc) {
+      const int64_t nc = std::min(tc, cols - c0);
+      for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        const int64_t nr = std::min(tr, rows - r0);
+        const int64_t at = (c0 * cols_in + r0) * int64_t(es);
+        if (nr == cols_in) {
+          KernelArgs a{g + at, x + at, tg.data(), size_t(nr * nc), params, size_t(kc.split.stage_tile)};
+          v.fn(a);
+        } else {
+          for (int64_t j = 0; j < nc; ++j) {
+            pg[size_t(j)] = g + at + j * cols_in * int64_t(es);
+            px[size_t(j)] = x + at + j * cols_in * int64_t(es);
+            po[size_t(j)] = tg.data() + j * nr * int64_t(es);
+          }
+          Runs runs;
+          runs.count = size_t(nc);
+          runs.g = pg.data();
+          runs.x = px.data();
+          runs.out = po.data();
+          runs.prefetch_runs = 0;
+          KernelArgs a{nullptr, nullptr, nullptr, size_t(nr), params, size_t(kc.split.stage_tile), &runs};
+          v.fn(a);
+        }
+        CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, tg.data(), 1, nr, nr, nc, es);
+      }
+    }
+  };
+  constexpr int kLoops = 5;
+  const char* names[kLoops] = {"read contig", "kernel contig", "copy transposed", "copy+kernel trans",
+                               "kernel+scatter"};
+  const std::function<void()> loops[kLoops] = {read_contig, kernel_contig, [&] { transposed(false); },
+                                               [&] { transposed(true); }, scattered};
   for (const auto& f : loops) f();  // warm-up: pages, factor tables
-  std::vector<double> ms[4];
+  std::vector<double> ms[kLoops];
   for (int r = 0; r < reps; ++r)
-    for (int k = 0; k < 4; ++k) ms[k].push_back(MillisOnce(loops[k]));
+    for (int k = 0; k < kLoops; ++k) ms[k].push_back(MillisOnce(loops[k]));
   std::printf("op %s dtype %s n %llu view [%lld, %lld] of [%lld, %lld] tile %lldx%lld variant %s, 1 thread, "
               "median of %d\n",
               op_name.c_str(), dtype_name.c_str(), static_cast<unsigned long long>(n), static_cast<long long>(rows),
               static_cast<long long>(cols), static_cast<long long>(cols), static_cast<long long>(rows),
               static_cast<long long>(tr), static_cast<long long>(tc), v.name.c_str(), reps);
-  double med[4];
-  for (int k = 0; k < 4; ++k) {
+  double med[kLoops];
+  for (int k = 0; k < kLoops; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
     med[k] = ms[k][ms[k].size() / 2];
   }
   const double in_bytes = 2.0 * double(n * es), all_bytes = 3.0 * double(n * es);
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kLoops; ++k) {
     const double bytes = (k == 0 || k == 2) ? in_bytes : all_bytes;
     std::printf("%-18s %9.3f ms  %6.1f GB/s  (min %.3f, max %.3f)\n", names[k], med[k], bytes / med[k] / 1e6,
                 ms[k].front(), ms[k].back());
   }
-  std::printf("copy transposed / read contig %.2fx; copy+kernel trans / kernel contig %.2fx\n", med[2] / med[0],
-              med[3] / med[1]);
+  std::printf("copy transposed / read contig %.2fx; copy+kernel trans / kernel contig %.2fx; "
+              "kernel+scatter / kernel contig %.2fx\n",
+              med[2] / med[0], med[3] / med[1], med[4] / med[1]);
   return 0;
 }

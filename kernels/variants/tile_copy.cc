@@ -16,29 +16,30 @@ namespace tile_copy_detail {
 inline uint64_t AbsU(int64_t v) { return v < 0 ? 0 - uint64_t(v) : uint64_t(v); }
 
 // Rows [r0, r1) x cols [c0, c1) of the tile, the inner loop along the smaller
-// |stride| of src (dst's row length is nc).
+// |stride| of src (dst's rows are ld elements apart).
 template <typename T>
-inline void CopyRect(T* dst, const T* src, int64_t rs, int64_t cs, int64_t nc, int64_t r0, int64_t r1,
+inline void CopyRect(T* dst, const T* src, int64_t rs, int64_t cs, int64_t ld, int64_t r0, int64_t r1,
                      int64_t c0, int64_t c1) {
   if (AbsU(rs) < AbsU(cs)) {
     for (int64_t c = c0; c < c1; ++c)
-      for (int64_t r = r0; r < r1; ++r) dst[r * nc + c] = src[r * rs + c * cs];
+      for (int64_t r = r0; r < r1; ++r) dst[r * ld + c] = src[r * rs + c * cs];
   } else {
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = c0; c < c1; ++c) dst[r * nc + c] = src[r * rs + c * cs];
+      for (int64_t c = c0; c < c1; ++c) dst[r * ld + c] = src[r * rs + c * cs];
   }
 }
 
 template <typename T>
-inline void CopyTileScalarOf(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc) {
-  CopyRect(static_cast<T*>(dst), static_cast<const T*>(src), rs, cs, nc, 0, nr, 0, nc);
+inline void CopyTileScalarOf(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr,
+                             int64_t nc) {
+  CopyRect(static_cast<T*>(dst), static_cast<const T*>(src), rs, cs, ld, 0, nr, 0, nc);
 }
 
-inline void CopyTileScalarAny(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
-                              size_t esize) {
-  if (esize == 4) CopyTileScalarOf<uint32_t>(dst, src, rs, cs, nr, nc);
-  else if (esize == 2) CopyTileScalarOf<uint16_t>(dst, src, rs, cs, nr, nc);
-  else CopyTileScalarOf<uint8_t>(dst, src, rs, cs, nr, nc);
+inline void CopyTileScalarAny(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr,
+                              int64_t nc, size_t esize) {
+  if (esize == 4) CopyTileScalarOf<uint32_t>(dst, ld, src, rs, cs, nr, nc);
+  else if (esize == 2) CopyTileScalarOf<uint16_t>(dst, ld, src, rs, cs, nr, nc);
+  else CopyTileScalarOf<uint8_t>(dst, ld, src, rs, cs, nr, nc);
 }
 
 }  // namespace tile_copy_detail
@@ -76,13 +77,13 @@ HWY_INLINE void Transpose4x4Blocks(D d, V& v0, V& v1, V& v2, V& v3) {
 // 128-bit: 4x4; 256-bit: 8x8 (two 4x4 per vector, then the 128-bit halves joined).
 template <class D>
 HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY_RESTRICT src, int64_t cs,
-                            int64_t nc, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
+                            int64_t ld, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
   constexpr size_t kN = HWY_MAX_BYTES >= 32 && hn::MaxLanes(D()) >= 8 ? 8 : 4;
   using V = hn::Vec<D>;
   for (int64_t c0 = c_begin; c0 < c_end; c0 += int64_t(kN)) {
     const uint32_t* s = src + c0 * cs;
     for (int64_t r0 = r_begin; r0 < r_end; r0 += int64_t(kN)) {
-      uint32_t* o = dst + r0 * nc + c0;
+      uint32_t* o = dst + r0 * ld + c0;
       if constexpr (kN == 8) {
         V a0 = hn::LoadU(d, s + 0 * cs + r0), a1 = hn::LoadU(d, s + 1 * cs + r0);
         V a2 = hn::LoadU(d, s + 2 * cs + r0), a3 = hn::LoadU(d, s + 3 * cs + r0);
@@ -90,22 +91,22 @@ HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY
         V b2 = hn::LoadU(d, s + 6 * cs + r0), b3 = hn::LoadU(d, s + 7 * cs + r0);
         Transpose4x4Blocks(d, a0, a1, a2, a3);  // a_j: row j (cols 0-3) | row j + 4 (cols 0-3)
         Transpose4x4Blocks(d, b0, b1, b2, b3);  // b_j: the same for cols 4-7
-        hn::StoreU(hn::ConcatLowerLower(d, b0, a0), d, o + 0 * nc);
-        hn::StoreU(hn::ConcatLowerLower(d, b1, a1), d, o + 1 * nc);
-        hn::StoreU(hn::ConcatLowerLower(d, b2, a2), d, o + 2 * nc);
-        hn::StoreU(hn::ConcatLowerLower(d, b3, a3), d, o + 3 * nc);
-        hn::StoreU(hn::ConcatUpperUpper(d, b0, a0), d, o + 4 * nc);
-        hn::StoreU(hn::ConcatUpperUpper(d, b1, a1), d, o + 5 * nc);
-        hn::StoreU(hn::ConcatUpperUpper(d, b2, a2), d, o + 6 * nc);
-        hn::StoreU(hn::ConcatUpperUpper(d, b3, a3), d, o + 7 * nc);
+        hn::StoreU(hn::ConcatLowerLower(d, b0, a0), d, o + 0 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, b1, a1), d, o + 1 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, b2, a2), d, o + 2 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, b3, a3), d, o + 3 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, b0, a0), d, o + 4 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, b1, a1), d, o + 5 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, b2, a2), d, o + 6 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, b3, a3), d, o + 7 * ld);
       } else {
         V v0 = hn::LoadU(d, s + 0 * cs + r0), v1 = hn::LoadU(d, s + 1 * cs + r0);
         V v2 = hn::LoadU(d, s + 2 * cs + r0), v3 = hn::LoadU(d, s + 3 * cs + r0);
         Transpose4x4Blocks(d, v0, v1, v2, v3);
-        hn::StoreU(v0, d, o + 0 * nc);
-        hn::StoreU(v1, d, o + 1 * nc);
-        hn::StoreU(v2, d, o + 2 * nc);
-        hn::StoreU(v3, d, o + 3 * nc);
+        hn::StoreU(v0, d, o + 0 * ld);
+        hn::StoreU(v1, d, o + 1 * ld);
+        hn::StoreU(v2, d, o + 2 * ld);
+        hn::StoreU(v3, d, o + 3 * ld);
       }
     }
   }
@@ -116,7 +117,7 @@ HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY
 // element for a 64x64 tile.)
 template <class D>
 HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY_RESTRICT src, int64_t cs,
-                            int64_t nc, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
+                            int64_t ld, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
   static_assert(hn::MaxLanes(D()) == 8, "8 16-bit lanes");
   using V = hn::Vec<D>;
   const hn::Repartition<uint32_t, D> d32;
@@ -149,15 +150,15 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
       const auto uB45 = hn::BitCast(d64, hn::InterleaveLower(d32, t45h, t67h));
       const auto uB67 = hn::BitCast(d64, hn::InterleaveUpper(d32, t45h, t67h));
       // Stage 3 (64-bit): row i = its columns 0-3 from uA, 4-7 from uB.
-      uint16_t* o = dst + r0 * nc + c0;
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA01, uB01)), d, o + 0 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA01, uB01)), d, o + 1 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA23, uB23)), d, o + 2 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA23, uB23)), d, o + 3 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA45, uB45)), d, o + 4 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA45, uB45)), d, o + 5 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA67, uB67)), d, o + 6 * nc);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67)), d, o + 7 * nc);
+      uint16_t* o = dst + r0 * ld + c0;
+      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA01, uB01)), d, o + 0 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA01, uB01)), d, o + 1 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA23, uB23)), d, o + 2 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA23, uB23)), d, o + 3 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA45, uB45)), d, o + 4 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA45, uB45)), d, o + 5 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA67, uB67)), d, o + 6 * ld);
+      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67)), d, o + 7 * ld);
     }
   }
 }
@@ -179,8 +180,8 @@ using NarrowTag = hn::FixedTag<T, 16 / sizeof(T)>;
 // rs == 1 for T of 4 or 2 bytes: wide blocks, then narrow blocks on what the
 // wide ones left, then scalar edges.
 template <typename T>
-HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, const T* HWY_RESTRICT src, int64_t cs, int64_t nr,
-                              int64_t nc) {
+HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_RESTRICT src, int64_t cs,
+                              int64_t nr, int64_t nc) {
   const WideTag<T> dw;
   const NarrowTag<T> dn;
   constexpr int64_t kWideRows = int64_t(hn::MaxLanes(WideTag<T>()));
@@ -190,8 +191,8 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, const T* HWY_RESTRICT src, in
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     if (r0 >= r1 || c0 >= c1) return;
-    if constexpr (sizeof(T) == 4) Transpose32(d, dst, src, cs, nc, r0, r1, c0, c1);
-    else Transpose16(d, dst, src, cs, nc, r0, r1, c0, c1);
+    if constexpr (sizeof(T) == 4) Transpose32(d, dst, src, cs, ld, r0, r1, c0, c1);
+    else Transpose16(d, dst, src, cs, ld, r0, r1, c0, c1);
   };
   const int64_t rw = nr / kWideRows * kWideRows, cw = nc / kWideCols * kWideCols;
   run(dw, 0, rw, 0, cw);
@@ -202,27 +203,27 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, const T* HWY_RESTRICT src, in
     run(dn, 0, rw, cw, cn);  // the column strip right of the wide blocks
     run(dn, rw, rn, 0, cn);  // the row strip below them
   }
-  tile_copy_detail::CopyRect(dst, src, 1, cs, nc, 0, rn, cn, nc);
-  tile_copy_detail::CopyRect(dst, src, 1, cs, nc, rn, nr, 0, nc);
+  tile_copy_detail::CopyRect(dst, src, 1, cs, ld, 0, rn, cn, nc);
+  tile_copy_detail::CopyRect(dst, src, 1, cs, ld, rn, nr, 0, nc);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
-void CopyTileImpl(void* HWY_RESTRICT dst, const void* HWY_RESTRICT src, int64_t rs, int64_t cs, int64_t nr,
-                  int64_t nc, size_t esize) {
+void CopyTileImpl(void* HWY_RESTRICT dst, int64_t ld, const void* HWY_RESTRICT src, int64_t rs, int64_t cs,
+                  int64_t nr, int64_t nc, size_t esize) {
 #if HWY_TARGET != HWY_SCALAR
   if (rs == 1 && nc > 1 && cs != 1) {
     if (esize == 4) {
-      TransposeTile(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), cs, nr, nc);
+      TransposeTile(static_cast<uint32_t*>(dst), ld, static_cast<const uint32_t*>(src), cs, nr, nc);
       return;
     }
     if (esize == 2) {
-      TransposeTile(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), cs, nr, nc);
+      TransposeTile(static_cast<uint16_t*>(dst), ld, static_cast<const uint16_t*>(src), cs, nr, nc);
       return;
     }
   }
 #endif
-  tile_copy_detail::CopyTileScalarAny(dst, src, rs, cs, nr, nc, esize);
+  tile_copy_detail::CopyTileScalarAny(dst, ld, src, rs, cs, nr, nc, esize);
 }
 
 // PackRows: full vectors of bytes, then the rest through a vector-sized
@@ -281,26 +282,31 @@ void PackRows(void* dst, const void* const* rows, int64_t nr, int64_t nc, size_t
 }
 
 void CopyTileScalar(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
-  tile_copy_detail::CopyTileScalarAny(dst, src, rs, cs, nr, nc, esize);
+  tile_copy_detail::CopyTileScalarAny(dst, nc, src, rs, cs, nr, nc, esize);
 }
 
-void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
+void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
+                size_t esize) {
   if (nr <= 0 || nc <= 0) return;
   if (nc == 1) cs = 1;   // one column: its stride is never used
-  if (nr == 1) rs = nc;  // one row: likewise
+  if (nr == 1) rs = nc, ld = nc;  // one row: likewise
   if (cs == 1) {         // rows contiguous in src
     const size_t row = size_t(nc) * esize;
-    if (rs == nc) {
+    if (rs == nc && ld == nc) {
       std::memcpy(dst, src, size_t(nr) * row);
       return;
     }
     char* d = static_cast<char*>(dst);
     const char* s = static_cast<const char*>(src);
-    const int64_t step = rs * int64_t(esize);
-    for (int64_t r = 0; r < nr; ++r) std::memcpy(d + r * int64_t(row), s + r * step, row);
+    const int64_t step = rs * int64_t(esize), dstep = ld * int64_t(esize);
+    for (int64_t r = 0; r < nr; ++r) std::memcpy(d + r * dstep, s + r * step, row);
     return;
   }
-  HWY_DYNAMIC_DISPATCH(CopyTileImpl)(dst, src, rs, cs, nr, nc, esize);
+  HWY_DYNAMIC_DISPATCH(CopyTileImpl)(dst, ld, src, rs, cs, nr, nc, esize);
+}
+
+void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
+  CopyTileTo(dst, nc, src, rs, cs, nr, nc, esize);
 }
 }  // namespace actgrad
 #endif

@@ -21,6 +21,12 @@
 namespace actgrad {
 
 void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize);
+// The same into rows ld elements apart (ld >= nc):
+//   dst[r * ld + c] = src[r * rs + c * cs]
+// (a transposed result tile written back into out's rows). Only those
+// nr x nc elements of dst are written.
+void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
+                size_t esize);
 
 // Packs nr rows of nc elements into dst (row r at dst + r * nc * esize):
 // copies of the nc elements at rows[r], or (splat) nc copies of the one

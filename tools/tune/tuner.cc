@@ -259,6 +259,10 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
     if (c.split.threads == 1) cands.push_back(c);
   if (o->incumbent.cand.split.threads == 1) cands.push_back(o->incumbent.cand);
   if (cands.size() < 2) return;
+  for (Choice& c : cands) {  // measured with the tile they ship with (ToEntry)
+    c.split.tile_rows = o->chosen.cand.split.tile_rows;
+    c.split.tile_cols = o->chosen.cand.split.tile_cols;
+  }
   KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
   const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 1, budget_sec);
   o->one_thread = r.chosen;
@@ -486,6 +490,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         res.budget_cut_cells += o.budget_cut;
         progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
                       Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
+                      (o.one_thread ? " (one thread: " + o.one_thread->cand.variant + ")" : "") +
                       " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) + "  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
                       std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
                       (o.budget_cut ? ", budget cut" : "") + "]");

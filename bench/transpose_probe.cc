@@ -132,6 +132,17 @@ int main(int argc, char** argv) {
     KernelArgs a{g, x, out, size_t(n), params, size_t(kc.split.stage_tile)};
     v.fn(a);
   };
+  // The variant on `count` runs of n elements at pg/px/po[0..count).
+  auto run_rows = [&](int64_t count, int64_t n_run) {
+    Runs runs;
+    runs.count = size_t(count);
+    runs.g = pg.data();
+    runs.x = px.data();
+    runs.out = po.data();
+    runs.prefetch_runs = 0;
+    KernelArgs a{nullptr, nullptr, nullptr, size_t(n_run), params, size_t(kc.split.stage_tile), &runs};
+    v.fn(a);
+  };
   // Tiles down the columns first, as the runtime walks a gathered view.
   auto transposed = [&](bool kernel) {
     for (int64_t c0 = 0; c0 < cols; c0 += tc) {
@@ -147,14 +158,7 @@ int main(int argc, char** argv) {
           px[size_t(r)] = tx.data() + r * nc * int64_t(es);
           po[size_t(r)] = out + ((r0 + r) * cols + c0) * int64_t(es);
         }
-        Runs runs;
-        runs.count = size_t(nr);
-        runs.g = pg.data();
-        runs.x = px.data();
-        runs.out = po.data();
-        runs.prefetch_runs = 0;
-        KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), params, size_t(kc.split.stage_tile), &runs};
-        v.fn(a);
+        run_rows(nr, nc);
       }
     }
   };
@@ -176,14 +180,7 @@ int main(int argc, char** argv) {
             px[size_t(j)] = x + at + j * cols_in * int64_t(es);
             po[size_t(j)] = tg.data() + j * nr * int64_t(es);
           }
-          Runs runs;
-          runs.count = size_t(nc);
-          runs.g = pg.data();
-          runs.x = px.data();
-          runs.out = po.data();
-          runs.prefetch_runs = 0;
-          KernelArgs a{nullptr, nullptr, nullptr, size_t(nr), params, size_t(kc.split.stage_tile), &runs};
-          v.fn(a);
+          run_rows(nc, nr);
         }
         CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, tg.data(), 1, nr, nr, nc, es);
       }

@@ -213,6 +213,17 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
   return e;
 }
 
+// Counts a later stage of a cell (the split refinements, the one-thread
+// screen) into the cell's outcome.
+static void AddStage(const CellOutcome& r, CellOutcome* o) {
+  o->candidates_total += r.candidates_total;
+  o->candidates_searched += r.candidates_searched;
+  o->budget_cut = o->budget_cut || r.budget_cut;
+  o->samples_measured += r.samples_measured;
+  o->samples_replayed += r.samples_replayed;
+  o->cost_sec += r.cost_sec;
+}
+
 // A cell's last stages: the winner against variations of its split (chunk,
 // stage tile: Backend::SplitRefinements), the winner as the incumbent, logged
 // under "<cell>/split" (then "<cell>/split2": the refinements of a refined
@@ -228,12 +239,7 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
                                          std::move(refinements), o->chosen.cand,
                                          std::max(0.0, budget_sec - (search.spent() - start)));
     o->decision += "; split: " + r.decision;
-    o->candidates_total += r.candidates_total;
-    o->candidates_searched += r.candidates_searched;
-    o->budget_cut = o->budget_cut || r.budget_cut;
-    o->samples_measured += r.samples_measured;
-    o->samples_replayed += r.samples_replayed;
-    o->cost_sec += r.cost_sec;
+    AddStage(r, o);
     if (!r.challenger_won) return;
     o->runner_up = r.incumbent;
     o->chosen = r.chosen;
@@ -266,12 +272,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
   KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
   const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 1, budget_sec);
   o->one_thread = r.chosen;
-  o->candidates_total += r.candidates_total;
-  o->candidates_searched += r.candidates_searched;
-  o->budget_cut = o->budget_cut || r.budget_cut;
-  o->samples_measured += r.samples_measured;
-  o->samples_replayed += r.samples_replayed;
-  o->cost_sec += r.cost_sec;
+  AddStage(r, o);
 }
 
 // After a group's cells (res->cells from `first` on): each layout's series
@@ -490,8 +491,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
         res.budget_cut_cells += o.budget_cut;
         progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
                       Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
-                      (o.one_thread ? " (one thread: " + o.one_thread->cand.variant + ")" : "") +
-                      " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) + "  [" + o.decision + "; " + std::to_string(o.candidates_searched) + "/" +
+                      " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) +
+                      (o.one_thread ? "; one thread: " + o.one_thread->cand.variant : "") + "  [" + o.decision + "; " +
+                      std::to_string(o.candidates_searched) + "/" +
                       std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
                       (o.budget_cut ? ", budget cut" : "") + "]");
         prev_winner[b.layout] = o.chosen.cand;

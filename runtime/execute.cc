@@ -129,32 +129,6 @@ bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
   return true;
 }
 
-// kSplatBytes of copies of the element at src (Runs: a splat input).
-template <typename T>
-void FillSplatOf(char* dst, const char* src) {
-  T v;
-  std::memcpy(&v, src, sizeof(T));
-  // Straight to dst (vector stores of one broadcast): a stack copy first
-  // stalled on its reloads (Softshrink bcast f32 64K: 13.6 -> 12.2-12.5 us,
-  // measured beside other builds).
-  for (size_t i = 0; i < kSplatBytes; i += sizeof(T)) std::memcpy(dst + i, &v, sizeof(T));
-}
-// The splat vectors of rows 0..nr-1 (at dst, kSplatBytes apart) from the
-// elements ptr[r]; ptr[r] then points at its vector.
-template <typename T>
-void FillSplatsOf(char* dst, const void** ptr, int64_t nr) {
-  for (int64_t r = 0; r < nr; ++r) {
-    char* sv = dst + r * int64_t(kSplatBytes);
-    FillSplatOf<T>(sv, static_cast<const char*>(ptr[r]));
-    ptr[r] = sv;
-  }
-}
-void FillSplats(char* dst, const void** ptr, int64_t nr, size_t esize) {
-  if (esize == 4) FillSplatsOf<uint32_t>(dst, ptr, nr);
-  else if (esize == 2) FillSplatsOf<uint16_t>(dst, ptr, nr);
-  else FillSplatsOf<uint8_t>(dst, ptr, nr);
-}
-
 // PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
 // dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
 // call per tile, the tiles shared among the threads. With a gathered input a
@@ -191,12 +165,9 @@ void ExecuteRuns(const Plan& p, void* workspace) {
     const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
     void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
     char* next = ws + Align64(3 * uint64_t(tr) * sizeof(void*));
-    char* splat[2] = {};  // not packed: the splat vectors of a stride-0 input
-    char* tile[2] = {};   // packed: the input's tile
-    for (int k = 0; k < 2; ++k) {
+    char* tile[2] = {};  // packed: the input's tile
+    for (int k = 0; k < 2; ++k)
       if (p.packed) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
-      else if (cs[k] == 0) splat[k] = next, next += uint64_t(tr) * kSplatBytes;
-    }
     Runs runs;
     runs.g = ptr[0];
     runs.x = ptr[1];
@@ -234,13 +205,12 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       }
       const size_t row_bytes = size_t(nc) * esize;
       // Every row's addresses in one tight walk (no per-operand branches:
-      // they cost more than the walk), then the splat and gathered inputs'
-      // rows replaced by their vectors and tile rows.
+      // they cost more than the walk), then the gathered inputs' rows
+      // replaced by their tile rows. A splat input's rows stay its elements
+      // (the kernel broadcasts each: variant.h Runs).
       rows.Fill(nr, col0, ptr[0], ptr[1], outp);
       for (int k = 0; k < 2; ++k) {
-        if (splat[k]) {
-          FillSplats(splat[k], ptr[k], nr, esize);
-        } else if (gath[k]) {  // packed by CopyTile
+        if (gath[k]) {  // packed by CopyTile
           for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
         }  // else in place, or (packed) the source rows PackRows reads below
       }

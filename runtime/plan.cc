@@ -307,7 +307,7 @@ tables::Layout ChoosePath(Plan* p) {
 }
 
 // kRuns: the tile of one kernel call and each thread's workspace (run
-// pointers, splat vectors, gathered tiles). A tile without a gathered input
+// pointers, gathered tiles). A tile without a gathered input
 // holds about a chunk (Split::chunk, or the default) of whole runs where the
 // runs are short, a chunk of one run where they are long; with one, the
 // table's tile (Split::tile_rows x tile_cols) or the default 256 x 256; so
@@ -333,10 +333,7 @@ void SizeTile(Plan* p) {
   p->tile_cols = std::max<int64_t>(1, std::min(tc, cols));
   const uint64_t r = uint64_t(p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*));
-  for (const OperandView* v : {&p->g, &p->x}) {
-    if (p->packed) bytes += Align64(r * uint64_t(p->tile_cols) * esize);
-    else if (v->strides[d] == 0) bytes += r * kSplatBytes;
-  }
+  if (p->packed) bytes += 2 * Align64(r * uint64_t(p->tile_cols) * esize);
   p->thread_bytes = bytes;
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
@@ -140,13 +141,24 @@ HWY_INLINE void PartialVector(DF df, const OpConsts<DF>& c, const T* g, const T*
   std::memcpy(out, ob, m * sizeof(T));
 }
 
-// x at element o of a run: its own vector (stride 1), or (stride 0) the
-// run's splat vector, loaded once per run by SplatOf.
-template <size_t kXS, class DF, typename T>
-HWY_INLINE hn::Vec<DF> SplatOf(DF df, const T* x) {
-  if constexpr (kXS == 0) return LoadF(df, x);
-  else return hn::Zero(df);
+// A splat run's x (stride 0) is one element (variant.h Runs): one vector of
+// its copies stored at `copies` (what the tails' partial loads read) and
+// loaded back as the run's x vector, through the same conversion as every
+// other load (bit for bit what a vector of copies in memory gives). One
+// vector store and load per run; the runtime used to write each row's
+// vector of copies and its pointer (Softshrink bcast f32 64K: docs/performance.md).
+template <class DF, typename T>
+HWY_INLINE hn::Vec<DF> SplatCopies(DF df, const T* x, T* copies) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+  const hn::Rebind<Bits, DF> du;
+  Bits b;
+  std::memcpy(&b, x, sizeof(T));
+  hn::Store(hn::Set(du, b), du, reinterpret_cast<Bits*>(copies));
+  return LoadF(df, copies);
 }
+// The largest number of fp32 lanes of any vector: a splat's copies.
+inline constexpr size_t kMaxLanesF = HWY_MAX_BYTES / sizeof(float);
+
 template <size_t kXS, class DF, typename T>
 HWY_INLINE hn::Vec<DF> XAt(DF df, const T* x, size_t o, hn::Vec<DF> splat) {
   if constexpr (kXS == 0) return splat;
@@ -155,9 +167,9 @@ HWY_INLINE hn::Vec<DF> XAt(DF df, const T* x, size_t o, hn::Vec<DF> splat) {
 
 // A run's m elements after (or, streaming, before) its whole iterations:
 // whole vectors with ordinary stores, then the partial rest. xs: x's stride
-// (1, or 0 for a splat: a vector of copies, so PartialVector's copy of m < N
-// elements reads copies too). One copy per op and storage type, not inlined
-// into every loop: the op bodies are large (GELU's variants file took 173 s
+// (1, or 0 for a splat: x then points at SplatCopies' vector of copies, so
+// PartialVector's copy of m < N elements reads copies too). One copy per op
+// and storage type, not inlined into every loop: the op bodies are large (GELU's variants file took 173 s
 // to compile with a tail inlined in each loop).
 template <class Op, typename T, class DF>
 HWY_NOINLINE void Tail(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m, size_t xs) {
@@ -188,12 +200,17 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
   const void* const* xp = rs ? rs->x : &a.x;
   void* const* op = rs ? rs->out : &a.out;
   const size_t ahead = rs ? rs->prefetch_runs : 0;
+  [[maybe_unused]] HWY_ALIGN T xcopies[kXS == 0 ? kMaxLanesF : 1];
   for (size_t ri = 0; ri < count; ++ri) {
     if (ahead) PrefetchRunsAhead(gp, xp, count, ahead, ri, n * sizeof(T));
     const T* g = static_cast<const T*>(gp[ri]);
     const T* x = static_cast<const T*>(xp[ri]);
     T* out = static_cast<T*>(op[ri]);
-    const auto xsplat = SplatOf<kXS>(df, x);
+    auto xsplat = hn::Zero(df);
+    if constexpr (kXS == 0) {
+      xsplat = SplatCopies(df, x, xcopies);
+      x = xcopies;
+    }
     size_t i = 0;
     if constexpr (kNT) {
       // Peel until the output is aligned for streaming stores.
@@ -298,7 +315,12 @@ HWY_NOINLINE void RunStaged(const KernelArgs& a) {
   float* sx = sg + stride;
   const size_t runs = RunCount(a);
   for (size_t ri = 0; ri < runs; ++ri) {
-    const RunPtrs<T> run = RunAt<T>(a, ri);
+    RunPtrs<T> run = RunAt<T>(a, ri);
+    HWY_ALIGN T xcopies[kMaxLanesF];
+    if (run.xs == 0) {  // a splat's one element: ToF32 reads a vector of copies
+      for (T& c : xcopies) c = *run.x;
+      run.x = xcopies;
+    }
     for (size_t i = 0; i < n; i += tile) {
       const size_t m = std::min(tile, n - i);
       ToF32(run.g + i, 1, sg, m);

@@ -15,17 +15,11 @@ namespace actgrad {
 // Several runs of one kernel call (KernelArgs::runs), for views whose
 // innermost dimension is contiguous: run r computes n elements from g[r] and
 // x[r] into out[r]. x may be a splat (splat_x: a row broadcast, one value
-// per run), read as the same vector at every position: its pointer for run r
-// points at kSplatBytes of copies of the run's value (so every target's
-// widest vector load reads only copies), and the kernel steps through it with
-// stride 0. g is never a splat (the runtime expands a broadcast g into
-// tiles: runtime/plan.h Plan::packed), so that the kernels compile one loop
-// for views and one for row broadcasts, not three.
-#if defined(__aarch64__) || defined(__arm__)
-inline constexpr size_t kSplatBytes = 256;  // the widest vector of any Arm target (SVE: up to 2048 bits)
-#else
-inline constexpr size_t kSplatBytes = 64;  // the widest x86 vector (AVX-512)
-#endif
+// per run): its pointer for run r points at that one element, which the
+// kernel broadcasts to a vector of copies once per run and reads with stride
+// 0. g is never a splat (the runtime expands a broadcast g into tiles:
+// runtime/plan.h Plan::packed), so that the kernels compile one loop for
+// views and one for row broadcasts, not three.
 // PrefetchRuns' default distance (runs ahead) and its bytes per run and input.
 inline constexpr size_t kPrefetchRuns = 8, kPrefetchBytes = 512;
 

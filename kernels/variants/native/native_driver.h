@@ -32,7 +32,7 @@ ACTGRAD_NATIVE_INLINE __mmask32 FirstLanes(size_t m) {  // m < 32
 // aligned (a masked head gets it there). Tails use masked loads and stores,
 // so nothing outside [0, n) is read or written. out may alias g or x exactly:
 // every iteration loads all of its inputs before storing.
-// xs: x's stride, 1 or 0 (a splat: one vector of copies).
+// xs: x's stride, 1 or 0 (a splat: one vector of copies, SplatCopies).
 template <class OpT, int U>
 ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t xs,
                                  bool nt) {
@@ -62,15 +62,24 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
   _mm512_mask_storeu_epi16(out, k, op(gv, xv));
 }
 
+// A splat run's one element (variant.h Runs) as a vector of copies at
+// `copies` (what Block and Partial read with stride 0).
+ACTGRAD_NATIVE_INLINE const uint16_t* SplatCopies(const uint16_t* x, uint16_t* copies) {
+  _mm512_store_si512(copies, _mm512_set1_epi16(static_cast<short>(*x)));
+  return copies;
+}
+
 // The runs of rs, n elements each (a whole number of vectors), x with the
-// element stride XS (1, or 0: a splat's vector of copies).
+// element stride XS (1, or 0: a splat, its one element made a vector of copies).
 // NT: streaming stores into each run whose out is 64-byte aligned (a view's
 // runs usually are), plain ones into the others.
 template <class OpT, int U, bool NT, size_t XS>
 ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t n) {
+  alignas(64) uint16_t copies[kLanes];
   for (size_t ri = 0; ri < rs.count; ++ri) {
     const uint16_t* g = static_cast<const uint16_t*>(rs.g[ri]);
     const uint16_t* x = static_cast<const uint16_t*>(rs.x[ri]);
+    if (XS == 0) x = SplatCopies(x, copies);
     uint16_t* out = static_cast<uint16_t*>(rs.out[ri]);
     const bool nt = NT && (reinterpret_cast<uintptr_t>(out) & 63u) == 0;
     size_t i = 0;
@@ -102,7 +111,8 @@ void Kernel(const KernelArgs& a) {
     const RunPtrs<uint16_t> run = RunAt<uint16_t>(a, ri);
     PrefetchRuns(a, ri, n * 2);
     const uint16_t* g = run.g;
-    const uint16_t* x = run.x;
+    alignas(64) uint16_t copies[kLanes];
+    const uint16_t* x = run.xs == 0 ? SplatCopies(run.x, copies) : run.x;
     uint16_t* out = run.out;
     const size_t xs = run.xs;
     size_t i = 0;

@@ -132,13 +132,23 @@ int main(int argc, char** argv) {
     KernelArgs a{g, x, out, size_t(n), params, size_t(kc.split.stage_tile)};
     v.fn(a);
   };
-  // The variant on `count` runs of n elements at pg/px/po[0..count).
+  // The variant on `count` runs of n elements at pg/px/po[0..count), as
+  // offsets from each operand's first run (as the runtime's packed tiles).
+  std::vector<int64_t> og(pg.size()), ox(px.size()), oo(po.size());
   auto run_rows = [&](int64_t count, int64_t n_run) {
+    for (size_t r = 0; r < size_t(count); ++r) {
+      og[r] = static_cast<const char*>(pg[r]) - static_cast<const char*>(pg[0]);
+      ox[r] = static_cast<const char*>(px[r]) - static_cast<const char*>(px[0]);
+      oo[r] = static_cast<char*>(po[r]) - static_cast<char*>(po[0]);
+    }
     Runs runs;
     runs.count = size_t(count);
-    runs.g = pg.data();
-    runs.x = px.data();
-    runs.out = po.data();
+    runs.g = static_cast<const char*>(pg[0]);
+    runs.x = static_cast<const char*>(px[0]);
+    runs.out = static_cast<char*>(po[0]);
+    runs.g_off = og.data();
+    runs.x_off = ox.data();
+    runs.out_off = oo.data();
     runs.prefetch_runs = 0;
     KernelArgs a{nullptr, nullptr, nullptr, size_t(n_run), params, size_t(kc.split.stage_tile), &runs};
     v.fn(a);

@@ -161,17 +161,19 @@ void ExecuteRuns(const Plan& p, void* workspace) {
   const RowTable table(p);
   const int threads = int(std::min<int64_t>(std::max(1, p.kernel.split.threads), tiles));
   ParallelFor(threads, tiles, [&](int64_t first, int64_t last, int thread) {
+    // The workspace of a packed tile: its row pointers (what PackRows reads),
+    // the kernel's row offsets and the inputs' tiles. An unpacked tile needs
+    // none of it: its offsets are slices of the row table.
     char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
     const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
     void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
-    char* next = ws + Align64(3 * uint64_t(tr) * sizeof(void*));
+    int64_t* const off0 = reinterpret_cast<int64_t*>(ws + Align64(3 * uint64_t(tr) * sizeof(void*)));
+    int64_t* const offs[3] = {off0, off0 + tr, off0 + 2 * tr};
+    char* next = reinterpret_cast<char*>(off0) + Align64(3 * uint64_t(tr) * sizeof(int64_t));
     char* tile[2] = {};  // packed: the input's tile
     for (int k = 0; k < 2; ++k)
       if (p.packed) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
     Runs runs;
-    runs.g = ptr[0];
-    runs.x = ptr[1];
-    runs.out = outp;
     runs.splat_x = !p.packed && cs[1] == 0;  // a splat g is packed (Plan::packed)
     runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2CacheBytes() ? uint32_t(kPrefetchRuns) : 0;
     for (int64_t t = first; t < last; ++t) {
@@ -194,6 +196,27 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       RowWalker rows(table, r0);
       const char* col0[3];
       for (int k = 0; k < 3; ++k) col0[k] = ops[k]->base + c0 * cs[k] * int64_t(esize);
+      KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
+      if (!p.packed) {
+        // Inputs in place (or x a splat: its rows are its elements): the
+        // kernel reads the row table's offsets directly, one call per
+        // stretch of the tile inside one block of the table.
+        for (int64_t done = 0; done < nr;) {
+          int64_t outer[3];
+          const int64_t* off[3];
+          const int64_t m = rows.Take(nr - done, outer, off);
+          runs.count = size_t(m);
+          runs.g = col0[0] + outer[0];
+          runs.x = col0[1] + outer[1];
+          runs.out = const_cast<char*>(col0[2]) + outer[2];
+          runs.g_off = off[0];
+          runs.x_off = off[1];
+          runs.out_off = off[2];
+          v.fn(a);
+          done += m;
+        }
+        continue;
+      }
       for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]
         if (!gath[k]) continue;
         const char* first = col0[k] + rows.Offset(k);
@@ -204,29 +227,36 @@ void ExecuteRuns(const Plan& p, void* workspace) {
         CopyTile(tile[k], first, rs[k], cs[k], nr, nc, esize);
       }
       const size_t row_bytes = size_t(nc) * esize;
-      // Every row's addresses in one tight walk (no per-operand branches:
-      // they cost more than the walk), then the gathered inputs' rows
-      // replaced by their tile rows. A splat input's rows stay its elements
-      // (the kernel broadcasts each: variant.h Runs).
+      // Every row's address in one tight walk (no per-operand branches: they
+      // cost more than the walk); the gathered inputs' rows are their tile's.
       rows.Fill(nr, col0, ptr[0], ptr[1], outp);
       for (int k = 0; k < 2; ++k) {
         if (gath[k]) {  // packed by CopyTile
           for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
-        }  // else in place, or (packed) the source rows PackRows reads below
+        }  // else in place, or the source rows PackRows reads below
       }
-      KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
-      runs.count = size_t(nr);
-      if (p.packed) {
-        // An input packed unless gathered already, or its rows in the tile
-        // adjacent already (a flat input's whole rows): read in place.
-        for (int k = 0; k < 2; ++k) {
-          if (gath[k] || (cs[k] != 0 && RowsAdjacent(ptr[k], nr, row_bytes))) continue;
-          PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
-          for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
-        }
-        // Out rows adjacent: the tile is one contiguous call.
-        if (RowsAdjacent(outp, nr, row_bytes))
-          a = KernelArgs{ptr[0][0], ptr[1][0], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+      // An input packed unless gathered already, or its rows in the tile
+      // adjacent already (a flat input's whole rows): read in place.
+      for (int k = 0; k < 2; ++k) {
+        if (gath[k] || (cs[k] != 0 && RowsAdjacent(ptr[k], nr, row_bytes))) continue;
+        PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
+        for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
+      }
+      if (RowsAdjacent(outp, nr, row_bytes)) {  // out rows adjacent: the tile is one contiguous call
+        a = KernelArgs{ptr[0][0], ptr[1][0], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+      } else {  // each operand's rows as offsets from its first row
+        const char* const* rowp[3] = {reinterpret_cast<const char* const*>(ptr[0]),
+                                      reinterpret_cast<const char* const*>(ptr[1]),
+                                      reinterpret_cast<const char* const*>(outp)};
+        for (int k = 0; k < 3; ++k)
+          for (int64_t r = 0; r < nr; ++r) offs[k][r] = rowp[k][r] - rowp[k][0];
+        runs.count = size_t(nr);
+        runs.g = rowp[0][0];
+        runs.x = rowp[1][0];
+        runs.out = static_cast<char*>(outp[0]);
+        runs.g_off = offs[0];
+        runs.x_off = offs[1];
+        runs.out_off = offs[2];
       }
       v.fn(a);
     }

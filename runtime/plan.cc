@@ -332,7 +332,7 @@ void SizeTile(Plan* p) {
   if (p->packed) tc = std::min(tc, kMaxTileElems / p->tile_rows);  // bounds the buffers
   p->tile_cols = std::max<int64_t>(1, std::min(tc, cols));
   const uint64_t r = uint64_t(p->tile_rows);
-  uint64_t bytes = Align64(3 * r * sizeof(void*));
+  uint64_t bytes = Align64(3 * r * sizeof(void*)) + Align64(3 * r * sizeof(int64_t));  // row pointers, offsets
   if (p->packed) bytes += 2 * Align64(r * uint64_t(p->tile_cols) * esize);
   p->thread_bytes = bytes;
 }

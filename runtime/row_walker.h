@@ -18,11 +18,14 @@ inline constexpr int64_t kBlockRows = 256;
 
 // A dim longer than kBlockRows is split in two (its rows as blocks of b,
 // b the largest divisor up to kBlockRows) so that the lowest dims always make
-// a block of more than one row where they can.
+// a block of more than one row where they can; the dim above the block gives
+// it its power-of-two part as far as it fits. The kernels read the block's
+// offsets in place (variant.h Runs), so a tile is one call per block stretch.
 struct RowTable {
   int64_t block = 1;  // rows per block: the product of dims lo..nd-1
   int lo = 0;         // the block's first dim; dims 0..lo-1 are the odometer's
   int nd = 0;         // the row dims (the plan's dims 0..ndim-2, the longest split)
+  // Row dims: at most kMaxDims - 1, plus one per split (two at most).
   int64_t shape[kMaxDims + 1] = {};
   int64_t step[3][kMaxDims + 1] = {};  // byte stride of each dim, per operand (g, x, out)
   int64_t off[3][kBlockRows];          // byte offset of each block row (rows < block set)
@@ -45,6 +48,25 @@ struct RowTable {
     }
     lo = nd;
     while (lo > 0 && block * shape[lo - 1] <= kBlockRows) block *= shape[--lo];
+    // The next dim's power-of-two part, as much of it as still fits, joins
+    // the block (the benchmarks' strided view, row dims (n/1024, 4, 4): a
+    // block of 16 rows -> (n/4096 | 4, 4, 4), 64 -> 256 at 64K), so a tile
+    // of up to kBlockRows rows is one kernel call on a slice of the table.
+    if (lo > 0) {
+      int64_t b = shape[lo - 1] & -shape[lo - 1];
+      while (b > 1 && block * b > kBlockRows) b >>= 1;
+      if (b > 1) {  // dim lo-1 becomes (S / b, b)
+        for (int i = nd; i > lo; --i) {
+          shape[i] = shape[i - 1];
+          for (int k = 0; k < 3; ++k) step[k][i] = step[k][i - 1];
+        }
+        shape[lo] = b;
+        shape[lo - 1] /= b;
+        for (int k = 0; k < 3; ++k) step[k][lo] = step[k][lo - 1], step[k][lo - 1] *= b;
+        ++nd;
+        block *= b;
+      }
+    }
     // Row j of the block: an odometer over dims lo..nd-1, stepping by adds.
     int64_t idx[kMaxDims + 1] = {};
     int64_t cur[3] = {};
@@ -107,6 +129,20 @@ class RowWalker {
       j_ += m - 1;
       Next();
     }
+  }
+  // The next stretch of at most `want` rows (>= 1) inside one block of the
+  // table, walking on past it: returns its row count m; outer[k] is operand
+  // k's byte offset of the block, off[k] the table's offsets of the m rows
+  // (a row's offset is outer[k] + off[k][i]).
+  int64_t Take(int64_t want, int64_t outer[3], const int64_t* off[3]) {
+    const int64_t m = std::min(want, t_.block - j_);
+    for (int k = 0; k < 3; ++k) {
+      outer[k] = outer_[k];
+      off[k] = t_.off[k] + j_;
+    }
+    j_ += m - 1;
+    Next();
+    return m;
   }
   void Next() {
     if (++j_ < t_.block) return;

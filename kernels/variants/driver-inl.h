@@ -196,16 +196,19 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
   const size_t n = a.n;
   const Runs* rs = a.runs;
   const size_t count = rs ? rs->count : 1;
-  const void* const* gp = rs ? rs->g : &a.g;
-  const void* const* xp = rs ? rs->x : &a.x;
-  void* const* op = rs ? rs->out : &a.out;
+  const char* gb = rs ? rs->g : static_cast<const char*>(a.g);
+  const char* xb = rs ? rs->x : static_cast<const char*>(a.x);
+  char* ob = rs ? rs->out : static_cast<char*>(a.out);
+  const int64_t* go = rs ? rs->g_off : kOneRunAtBase;
+  const int64_t* xo = rs ? rs->x_off : kOneRunAtBase;
+  const int64_t* oo = rs ? rs->out_off : kOneRunAtBase;
   const size_t ahead = rs ? rs->prefetch_runs : 0;
   [[maybe_unused]] HWY_ALIGN T xcopies[kXS == 0 ? kMaxLanesF : 1];
   for (size_t ri = 0; ri < count; ++ri) {
-    if (ahead) PrefetchRunsAhead(gp, xp, count, ahead, ri, n * sizeof(T));
-    const T* g = static_cast<const T*>(gp[ri]);
-    const T* x = static_cast<const T*>(xp[ri]);
-    T* out = static_cast<T*>(op[ri]);
+    if (ahead) PrefetchRunsAhead(gb, go, xb, xo, count, ahead, ri, n * sizeof(T));
+    const T* g = reinterpret_cast<const T*>(gb + go[ri]);
+    const T* x = reinterpret_cast<const T*>(xb + xo[ri]);
+    T* out = reinterpret_cast<T*>(ob + oo[ri]);
     auto xsplat = hn::Zero(df);
     if constexpr (kXS == 0) {
       xsplat = SplatCopies(df, x, xcopies);

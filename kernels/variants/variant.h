@@ -13,21 +13,29 @@
 namespace actgrad {
 
 // Several runs of one kernel call (KernelArgs::runs), for views whose
-// innermost dimension is contiguous: run r computes n elements from g[r] and
-// x[r] into out[r]. x may be a splat (splat_x: a row broadcast, one value
-// per run): its pointer for run r points at that one element, which the
-// kernel broadcasts to a vector of copies once per run and reads with stride
-// 0. g is never a splat (the runtime expands a broadcast g into tiles:
-// runtime/plan.h Plan::packed), so that the kernels compile one loop for
-// views and one for row broadcasts, not three.
+// innermost dimension is contiguous: run r computes n elements from
+// g + g_off[r] and x + x_off[r] into out + out_off[r] (byte offsets from
+// three bases). Offsets, not pointers: the runtime hands the kernel slices
+// of the row table it builds once per call (runtime/row_walker.h), instead
+// of writing three pointers per row for every tile (that store-bound walk
+// cost as much as the kernel at 64K: docs/performance.md, session 34).
+// x may be a splat (splat_x: a row broadcast, one value per run): x_off[r]
+// is the offset of that one element, which the kernel broadcasts to a vector
+// of copies once per run and reads with stride 0. g is never a splat (the
+// runtime expands a broadcast g into tiles: runtime/plan.h Plan::packed), so
+// that the kernels compile one loop for views and one for row broadcasts,
+// not three.
 // PrefetchRuns' default distance (runs ahead) and its bytes per run and input.
 inline constexpr size_t kPrefetchRuns = 8, kPrefetchBytes = 512;
 
 struct Runs {
   size_t count = 0;
-  const void* const* g = nullptr;
-  const void* const* x = nullptr;
-  void* const* out = nullptr;
+  const char* g = nullptr;
+  const char* x = nullptr;
+  char* out = nullptr;
+  const int64_t* g_off = nullptr;
+  const int64_t* x_off = nullptr;
+  const int64_t* out_off = nullptr;
   bool splat_x = false;
   // PrefetchRuns' distance in runs; 0 when the view's data fits the cache
   // (there the prefetches only cost).
@@ -59,6 +67,8 @@ struct RunPtrs {
   size_t xs;  // element stride of x: 1, or 0 (splat)
 };
 inline size_t RunCount(const KernelArgs& a) { return a.runs ? a.runs->count : 1; }
+// The offsets of a call without runs: its one run at its bases.
+inline constexpr int64_t kOneRunAtBase[1] = {0};
 
 // Before run ri of a call with several: prefetch the inputs prefetch_runs
 // runs ahead (the first call also the runs up to there). A view's runs lie
@@ -76,27 +86,28 @@ inline void PrefetchLine(const void* p) {
   __builtin_prefetch(p);
 #endif
 }
-// The same from the Runs' fields (g, x, count, prefetch_runs as `ahead`).
-inline void PrefetchRunsAhead(const void* const* g, const void* const* x, size_t count, size_t ahead, size_t ri,
-                              size_t bytes) {
+// The same from the Runs' fields (bases and offsets of g and x, count,
+// prefetch_runs as `ahead`).
+inline void PrefetchRunsAhead(const char* g, const int64_t* g_off, const char* x, const int64_t* x_off, size_t count,
+                              size_t ahead, size_t ri, size_t bytes) {
   const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
   const size_t first = ri == 0 ? 1 : ri + ahead, last = ri + ahead;
   for (size_t k = first; k <= last && k < count; ++k)
     for (size_t o = 0; o < b; o += 64) {
-      PrefetchLine(static_cast<const char*>(g[k]) + o);
-      PrefetchLine(static_cast<const char*>(x[k]) + o);
+      PrefetchLine(g + g_off[k] + o);
+      PrefetchLine(x + x_off[k] + o);
     }
 }
 inline void PrefetchRuns(const KernelArgs& a, size_t ri, size_t bytes) {
   const Runs* r = a.runs;
-  if (r && r->prefetch_runs) PrefetchRunsAhead(r->g, r->x, r->count, r->prefetch_runs, ri, bytes);
+  if (r && r->prefetch_runs) PrefetchRunsAhead(r->g, r->g_off, r->x, r->x_off, r->count, r->prefetch_runs, ri, bytes);
 }
 template <typename T>
 inline RunPtrs<T> RunAt(const KernelArgs& a, size_t i) {
   const Runs* r = a.runs;
   if (!r) return {static_cast<const T*>(a.g), static_cast<const T*>(a.x), static_cast<T*>(a.out), 1};
-  return {static_cast<const T*>(r->g[i]), static_cast<const T*>(r->x[i]), static_cast<T*>(r->out[i]),
-          r->splat_x ? size_t(0) : size_t(1)};
+  return {reinterpret_cast<const T*>(r->g + r->g_off[i]), reinterpret_cast<const T*>(r->x + r->x_off[i]),
+          reinterpret_cast<T*>(r->out + r->out_off[i]), r->splat_x ? size_t(0) : size_t(1)};
 }
 
 using KernelFn = void (*)(const KernelArgs&);

@@ -27,6 +27,7 @@
 
 #include "api_test_util.h"
 #include "runtime/objects.h"  // aclOpExecutor::plan: the path phase one planned
+#include "runtime/row_walker.h"
 #include "tiling/dispatch.h"  // ScopedKernelOverride
 #include "variants/variant.h"
 
@@ -1009,6 +1010,59 @@ TEST(ViewPathsForced, EveryVariantOnRuns) {
   ::testing::Test::RecordProperty("variants", run);
   std::printf("[ViewPathsForced] %d variants on views\n", run);
   EXPECT_GT(run, 0);
+}
+
+// The kernels read a tile's row offsets straight from the row table
+// (RowWalker::Take: one stretch per block of the table). Every row of two
+// plans, taken in stretches of several lengths from several start rows, has
+// each operand's offset of the row-major index arithmetic: one whose lowest
+// row dim is split (600 rows > kBlockRows) and whose operands step by
+// unrelated strides (negative and zero too), and the benchmarks' strided
+// view (row dims (64, 4, 4), dims 1 and 2 swapped: the block takes 16 of
+// the 64 from the dim above it).
+TEST(RowWalker, StretchesGiveEveryRowsOffsets) {
+  struct Case {
+    int64_t shape[4];
+    int64_t strides[3][4];
+  };
+  const Case cases[] = {{{3, 5, 600, 16}, {{48000, 9600, 16, 1}, {-7, 1000, 3, 1}, {0, 16, 80, 1}}},
+                        {{64, 4, 4, 64}, {{1024, 64, 256, 1}, {1024, 64, 256, 1}, {1024, 256, 64, 1}}}};
+  for (const Case& c : cases) {
+    Plan p;
+    p.dtype = DType::kF16;
+    p.ndim = 4;
+    actgrad::rt::OperandView* ops[3] = {&p.g, &p.x, &p.out};
+    for (int i = 0; i < 4; ++i) {
+      p.shape[i] = c.shape[i];
+      for (int k = 0; k < 3; ++k) ops[k]->strides[i] = c.strides[k][i];
+    }
+    const int64_t rows = c.shape[0] * c.shape[1] * c.shape[2];
+    p.numel = uint64_t(rows * c.shape[3]);
+    auto expected = [&](int k, int64_t row) {
+      const int64_t i2 = row % c.shape[2], i1 = row / c.shape[2] % c.shape[1], i0 = row / c.shape[2] / c.shape[1];
+      return 2 * (i0 * c.strides[k][0] + i1 * c.strides[k][1] + i2 * c.strides[k][2]);  // bytes (fp16)
+    };
+    const actgrad::rt::RowTable table(p);
+    EXPECT_GE(table.block, 200) << "rows " << rows;
+    for (const int64_t start : {int64_t(0), int64_t(1), int64_t(199), int64_t(600), int64_t(rows - 1)}) {
+      for (const int64_t want : {int64_t(1), int64_t(7), int64_t(256), int64_t(1024)}) {
+        actgrad::rt::RowWalker walker(table, start);
+        int64_t row = start;
+        while (row < std::min(rows, start + 2000)) {
+          int64_t outer[3];
+          const int64_t* off[3];
+          const int64_t m = walker.Take(std::min(want, rows - row), outer, off);
+          ASSERT_GE(m, 1);
+          ASSERT_LE(m, want);
+          for (int64_t i = 0; i < m; ++i)
+            for (int k = 0; k < 3; ++k)
+              ASSERT_EQ(outer[k] + off[k][i], expected(k, row + i))
+                  << "rows " << rows << " start " << start << " want " << want << " row " << row + i << " operand " << k;
+          row += m;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -77,10 +77,10 @@ template <class OpT, int U, bool NT, size_t XS>
 ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t n) {
   alignas(64) uint16_t copies[kLanes];
   for (size_t ri = 0; ri < rs.count; ++ri) {
-    const uint16_t* g = static_cast<const uint16_t*>(rs.g[ri]);
-    const uint16_t* x = static_cast<const uint16_t*>(rs.x[ri]);
+    const uint16_t* g = reinterpret_cast<const uint16_t*>(rs.g + rs.g_off[ri]);
+    const uint16_t* x = reinterpret_cast<const uint16_t*>(rs.x + rs.x_off[ri]);
     if (XS == 0) x = SplatCopies(x, copies);
-    uint16_t* out = static_cast<uint16_t*>(rs.out[ri]);
+    uint16_t* out = reinterpret_cast<uint16_t*>(rs.out + rs.out_off[ri]);
     const bool nt = NT && (reinterpret_cast<uintptr_t>(out) & 63u) == 0;
     size_t i = 0;
     for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i, x + i * XS, out + i, XS, nt);

@@ -245,14 +245,16 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       if (RowsAdjacent(outp, nr, row_bytes)) {  // out rows adjacent: the tile is one contiguous call
         a = KernelArgs{ptr[0][0], ptr[1][0], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
       } else {  // each operand's rows as offsets from its first row
-        const char* const* rowp[3] = {reinterpret_cast<const char* const*>(ptr[0]),
-                                      reinterpret_cast<const char* const*>(ptr[1]),
-                                      reinterpret_cast<const char* const*>(outp)};
-        for (int k = 0; k < 3; ++k)
-          for (int64_t r = 0; r < nr; ++r) offs[k][r] = rowp[k][r] - rowp[k][0];
+        auto from_first = [nr](const void* const* rowp, int64_t* off) {
+          const char* first = static_cast<const char*>(rowp[0]);
+          for (int64_t r = 0; r < nr; ++r) off[r] = static_cast<const char*>(rowp[r]) - first;
+        };
+        from_first(ptr[0], offs[0]);
+        from_first(ptr[1], offs[1]);
+        from_first(outp, offs[2]);
         runs.count = size_t(nr);
-        runs.g = rowp[0][0];
-        runs.x = rowp[1][0];
+        runs.g = static_cast<const char*>(ptr[0][0]);
+        runs.x = static_cast<const char*>(ptr[1][0]);
         runs.out = static_cast<char*>(outp[0]);
         runs.g_off = offs[0];
         runs.x_off = offs[1];

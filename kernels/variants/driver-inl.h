@@ -169,8 +169,9 @@ HWY_INLINE hn::Vec<DF> XAt(DF df, const T* x, size_t o, hn::Vec<DF> splat) {
 // whole vectors with ordinary stores, then the partial rest. xs: x's stride
 // (1, or 0 for a splat: x then points at SplatCopies' vector of copies, so
 // PartialVector's copy of m < N elements reads copies too). One copy per op
-// and storage type, not inlined into every loop: the op bodies are large (GELU's variants file took 173 s
-// to compile with a tail inlined in each loop).
+// and storage type, not inlined into every loop: the op bodies are large
+// (GELU's variants file took 173 s to compile with a tail inlined in each
+// loop).
 template <class Op, typename T, class DF>
 HWY_NOINLINE void Tail(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* out, size_t m, size_t xs) {
   const size_t N = hn::Lanes(df);

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
@@ -141,19 +140,19 @@ HWY_INLINE void PartialVector(DF df, const OpConsts<DF>& c, const T* g, const T*
   std::memcpy(out, ob, m * sizeof(T));
 }
 
-// A splat run's x (stride 0) is one element (variant.h Runs): one vector of
-// its copies stored at `copies` (what the tails' partial loads read) and
-// loaded back as the run's x vector, through the same conversion as every
-// other load (bit for bit what a vector of copies in memory gives). One
-// vector store and load per run; the runtime used to write each row's
-// vector of copies and its pointer (Softshrink bcast f32 64K: docs/performance.md).
+// A splat run's x (stride 0) is one element (variant.h Runs): one vector's
+// worth of its copies written at `copies` (what the tails' partial loads
+// read too) and loaded as the run's x vector through the same conversion as
+// every other load, so bit for bit what a vector of copies in memory gives.
+// The copies are written as T (memcpy), never through another lane type: a
+// uint16_t vector store read back as fp16 lanes was reordered past the load
+// on SVE (GCC 12, GELU fp16 at 512 bits: wrong results). The runtime used to
+// write each row's vector of copies and its pointer (docs/performance.md,
+// session 34).
 template <class DF, typename T>
 HWY_INLINE hn::Vec<DF> SplatCopies(DF df, const T* x, T* copies) {
-  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
-  const hn::Rebind<Bits, DF> du;
-  Bits b;
-  std::memcpy(&b, x, sizeof(T));
-  hn::Store(hn::Set(du, b), du, reinterpret_cast<Bits*>(copies));
+  const size_t N = hn::Lanes(df);
+  for (size_t i = 0; i < N; ++i) std::memcpy(copies + i, x, sizeof(T));
   return LoadF(df, copies);
 }
 // The largest number of fp32 lanes of any vector: a splat's copies.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
@@ -140,23 +141,35 @@ HWY_INLINE void PartialVector(DF df, const OpConsts<DF>& c, const T* g, const T*
   std::memcpy(out, ob, m * sizeof(T));
 }
 
-// A splat run's x (stride 0) is one element (variant.h Runs): one vector's
-// worth of its copies written at `copies` (what the tails' partial loads
-// read too) and loaded as the run's x vector through the same conversion as
-// every other load, so bit for bit what a vector of copies in memory gives.
-// The copies are written as T (memcpy), never through another lane type: a
-// uint16_t vector store read back as fp16 lanes was reordered past the load
-// on SVE (GCC 12, GELU fp16 at 512 bits: wrong results). The runtime used to
-// write each row's vector of copies and its pointer (docs/performance.md,
-// session 34).
-template <class DF, typename T>
-HWY_INLINE hn::Vec<DF> SplatCopies(DF df, const T* x, T* copies) {
-  const size_t N = hn::Lanes(df);
-  for (size_t i = 0; i < N; ++i) std::memcpy(copies + i, x, sizeof(T));
-  return LoadF(df, copies);
-}
 // The largest number of fp32 lanes of any vector: a splat's copies.
 inline constexpr size_t kMaxLanesF = HWY_MAX_BYTES / sizeof(float);
+
+// A splat run's x (stride 0) is one element (variant.h Runs): one vector's
+// worth of its copies written at `copies` (what the tails' partial loads
+// read) and the run's x vector, bit for bit what loading a vector of copies
+// from memory gives. fp32: a broadcast, stored as float. 16-bit: the bits
+// broadcast and stored as uint16_t, then copied (memcpy) into `copies` and
+// loaded through LoadF's conversion: never a vector stored as one lane type
+// and loaded as another (a uint16_t store read back as fp16 lanes was
+// reordered past the load on SVE: GCC 12, GELU fp16 at 512 bits, wrong
+// results). The runtime used to write each row's vector of copies and its
+// pointer (docs/performance.md, session 34).
+template <class DF, typename T>
+HWY_INLINE hn::Vec<DF> SplatCopies(DF df, const T* x, T* copies) {
+  if constexpr (std::is_same_v<T, float>) {
+    const auto v = hn::Set(df, *x);
+    hn::Store(v, df, copies);
+    return v;
+  } else {
+    const hn::Rebind<uint16_t, DF> du;
+    uint16_t b;
+    std::memcpy(&b, x, sizeof(b));
+    HWY_ALIGN uint16_t bits[kMaxLanesF];
+    hn::Store(hn::Set(du, b), du, bits);
+    std::memcpy(copies, bits, hn::Lanes(df) * sizeof(T));
+    return LoadF(df, copies);
+  }
+}
 
 template <size_t kXS, class DF, typename T>
 HWY_INLINE hn::Vec<DF> XAt(DF df, const T* x, size_t o, hn::Vec<DF> splat) {

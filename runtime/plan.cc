@@ -310,8 +310,9 @@ tables::Layout ChoosePath(Plan* p) {
 // pointers, gathered tiles). A tile without a gathered input
 // holds about a chunk (Split::chunk, or the default) of whole runs where the
 // runs are short, a chunk of one run where they are long; with one, the
-// table's tile (Split::tile_rows x tile_cols) or the default 256 x 256; so
-// does a tile with a splat g (expanded: Plan::packed).
+// table's tile (Split::tile_rows x tile_cols) or the default
+// (kGatheredTileRows x kGatheredTileOutBytes of out); so does a tile with a
+// splat g (expanded: Plan::packed), its default 256 x 256.
 void SizeTile(Plan* p) {
   const int d = p->ndim - 1;
   const int64_t cols = p->shape[d];
@@ -321,8 +322,10 @@ void SizeTile(Plan* p) {
   p->packed = p->g.gathered || p->x.gathered || p->g.strides[d] == 0;
   int64_t tc, tr;
   if (p->packed) {
-    tc = split.tile_cols > 0 ? split.tile_cols : kDefaultTileCols;
-    tr = split.tile_rows > 0 ? split.tile_rows : kDefaultTileRows;
+    const bool gathered = p->g.gathered || p->x.gathered;
+    const int64_t def_cols = gathered ? kGatheredTileOutBytes / int64_t(esize) : kDefaultTileCols;
+    tc = split.tile_cols > 0 ? split.tile_cols : def_cols;
+    tr = split.tile_rows > 0 ? split.tile_rows : gathered ? kGatheredTileRows : kDefaultTileRows;
   } else {
     const int64_t chunk = split.chunk > 0 ? split.chunk : int64_t(DefaultChunk(size_t(p->numel), split.threads));
     tc = std::min(cols, chunk);

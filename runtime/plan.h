@@ -23,9 +23,15 @@ inline constexpr size_t kMinRunBytes = 64;
 inline constexpr int64_t kMaxTileRows = 1024;
 inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, per input
 // The gathered tile of a transposed input when the table's split has none:
-// 256 x 256 elements (both sides read and written in whole cache lines,
-// two inputs' tiles fill an L2 of 512 KB or more; SELU f32 16M on Zen 4:
-// 17 ms, against 27 with 64 x 64; the tuner tries others).
+// 1024 out rows (whole 4 KB rows of an f32 input: its tile is one
+// contiguous block, read at the speed of a contiguous read) x 256 bytes of
+// each out row (streaming stores of 256-byte pieces 64 KB apart run at the
+// contiguous write speed; 64-byte pieces at a third of it). SELU f32 16M on
+// Zen 3, one thread: 1024 x 64 with the `.nt` twin 15.7 ms against 24.0
+// with 256 x 256 and plain stores (docs/performance.md, "Session 35"); the
+// tuner tries others of the same kind (tools/tune/cpu_backend.cc).
+inline constexpr int64_t kGatheredTileRows = 1024, kGatheredTileOutBytes = 256;
+// The packed tile of a splat g when the table's split has none: 256 x 256.
 inline constexpr int64_t kDefaultTileRows = 256, kDefaultTileCols = 256;
 
 // How phase two walks a plan (docs/architecture.md, "Views"):

@@ -540,7 +540,7 @@ void TransposedViews(const OpType& p) {
     EXPECT_TRUE(RunPath(s, g2, x2, o2, Want(p.t, b, In::kGathered, In::kGathered), &seen));
     tiles.Add(seen);
   }
-  // The shapes are not multiples of the tile (plan.h kDefaultTileRows x kDefaultTileCols or the table's; 1025 rows
+  // The shapes are not multiples of the tile (plan.h kGatheredTileRows x kGatheredTileOutBytes or the table's; 1025 rows
   // exceed kMaxTileRows and no power-of-two tile divides them): some tiles end early.
   EXPECT_TRUE(tiles.partial_rows);
   EXPECT_TRUE(tiles.partial_cols);

@@ -24,6 +24,7 @@
 #include "actgrad/acl_dtype.h"
 #include "actgrad/half.h"
 #include "runtime/error.h"  // the aclnn ops' messages, without the ACL runtime library
+#include "runtime/plan.h"   // kMaxTileElems
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
 #include "tiling/size_cells.h"
@@ -433,19 +434,31 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
   };
   const int threads = best.split.threads;
   if (b.layout == "transposed") {
-    // The gathered tile (runtime/plan.h SizeTile): runs x elements, both
-    // extents whole cache lines of 4-byte elements at least, L1- to L2-sized;
-    // the tall ones read whole pages of the input (SELU f32 16M, Zen 4, one
-    // thread: 64x64 27 ms, 128x128 23, 256x256 17, 1024x256 16).
-    // With the streaming-store twin of the variant too: a tile writes its
-    // out rows in pieces far apart (1024x256 with .nt: 13 ms).
+    // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
+    // rows (an input's tile is then whole or half 4 KB rows, read at about the
+    // contiguous speed; 256-row tiles read 1 KB pieces of 256 rows, which the
+    // hardware prefetchers lose) by 256 B to 1 KB of each out row (streaming
+    // stores of 256-byte pieces 64 KB apart write at the contiguous speed,
+    // 64-byte ones at a third of it). Zen 3, 64 MB per operand: reading whole
+    // rows into a tile and streaming 256-byte pieces out 12.6 ms against 7.9
+    // for the reads alone; 256 x 64 29.8 ms (docs/performance.md, "Session 35").
+    // Each geometry with the variant and a streaming-store twin: its own, or
+    // that of the nearest unroll when it has none (u1 and u8 have none).
+    const int64_t es = int64_t(DTypeSize(b.dtype));
     std::vector<std::string> names{best.variant};
-    if (!v->nt_stores)
-      if (const Variant* nt = FindVariant(best.variant + ".nt"); nt && nt->supported) names.push_back(nt->name);
+    const Variant* nt = v->nt_stores ? nullptr : FindVariant(best.variant + ".nt");
+    for (const char* u : {".u2.", ".u4."}) {
+      if (nt && nt->supported) break;
+      std::string alt = best.variant;
+      if (const size_t at = alt.find(".u" + std::to_string(v->unroll) + "."); at != std::string::npos && !v->nt_stores)
+        nt = FindVariant(alt.replace(at, 4, u) + ".nt");
+    }
+    if (nt && nt->supported) names.push_back(nt->name);
     for (const std::string& name : names)
-      for (auto [r, c] : {std::pair<int64_t, int64_t>{32, 64}, {64, 32}, {64, 128}, {128, 64}, {128, 128}, {16, 256},
-                          {256, 16}, {256, 256}, {512, 128}, {1024, 64}, {1024, 128}, {1024, 256}}) {
-        const Choice ch{name, Split{threads, best.split.chunk, best.split.stage_tile, r, c}};
+      for (auto [r, bytes] : {std::pair<int64_t, int64_t>{1024, 256}, {1024, 512}, {1024, 1024}, {512, 256},
+                              {512, 512}, {256, 1024}}) {
+        if (r * (bytes / es) > rt::kMaxTileElems) continue;  // the runtime would cut it to a smaller one
+        const Choice ch{name, Split{threads, best.split.chunk, best.split.stage_tile, r, bytes / es}};
         if (ch != best && std::find(out.begin(), out.end(), ch) == out.end()) out.push_back(ch);
       }
     return out;

@@ -401,6 +401,34 @@ TEST_P(Kernels, MisalignedByOneElement) {
   }
 }
 
+// Streaming-store variants write plain stores up to out's first cache-line
+// boundary and from its last one (driver-inl.h RunLoop): out starting at
+// every element offset within a line, lengths around the head, one line
+// and the unrolled step, bit for bit as an aligned call, nothing written
+// outside [0, n).
+TEST_P(Kernels, StreamingStoresFromEveryLineOffset) {
+  const Operands& in = Small();
+  int checked = 0;
+  for (const Variant* v : Supported()) {
+    if (!v->nt_stores) continue;
+    const OpParams p = ParamSets(v->op, v->gelu_mode)[0];
+    const RunResult full = RunKernel(*v, in, kMaxN, p);
+    const size_t per_line = 64 / DTypeSize(v->dtype);
+    bool bad = false;
+    for (size_t off = 0; off < per_line && !bad; ++off) {
+      for (size_t n : {size_t{1}, per_line - 1, per_line, per_line + 1, 2 * per_line + 3, size_t{130}, size_t{1000}}) {
+        const RunResult r = RunKernel(*v, in, n, p, 0, 0, off);
+        EXPECT_EQ(r.error, "") << v->name << " n=" << n << " out+" << off;
+        const std::string d = SameBits(v->dtype, in, r.out.data(), full.out.data(), n);
+        EXPECT_EQ(d, "") << v->name << " n=" << n << " out+" << off;
+        bad = bad || !r.error.empty() || !d.empty();
+      }
+    }
+    ++checked;
+  }
+  std::printf("[   INFO   ] %d streaming-store variants\n", checked);
+}
+
 TEST_P(Kernels, InPlace) {
   const Operands& in = Small();
   for (const Variant* v : Supported()) {

@@ -27,9 +27,9 @@ inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, pe
 // contiguous block, read at the speed of a contiguous read) x 256 bytes of
 // each out row (streaming stores of 256-byte pieces 64 KB apart run at the
 // contiguous write speed; 64-byte pieces at a third of it). SELU f32 16M on
-// Zen 3, one thread: 1024 x 64 with the `.nt` twin 15.7 ms against 24.0
-// with 256 x 256 and plain stores (docs/performance.md, "Session 35"); the
-// tuner tries others of the same kind (tools/tune/cpu_backend.cc).
+// Zen 3, one thread (actgrad-transpose-probe, copy + kernel): 1024 x 64
+// 18-21 ms against 21-25 with 256 x 256 (docs/performance.md, "Session
+// 35"); the tuner tries others of the same kind (tools/tune/cpu_backend.cc).
 inline constexpr int64_t kGatheredTileRows = 1024, kGatheredTileOutBytes = 256;
 // The packed tile of a splat g when the table's split has none: 256 x 256.
 inline constexpr int64_t kDefaultTileRows = 256, kDefaultTileCols = 256;

@@ -235,8 +235,9 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
       // streaming stores leaves the write-combining buffer incomplete (and
       // its other part written separately): Zen 3, 64 MB written in 256-byte
       // pieces of rows not a multiple of 64 bytes long, vector-aligned
-      // streaming 34-38 ms against 8-10 line-aligned; a transposed view of
-      // 1024 x 23,171 f32 took 63-67 ms with `.nt` against 17-19 plain.
+      // streaming 34-38 ms against 8-10 line-aligned; the tuner's transposed
+      // view of 1024 x 23,171 f32, SELU on two threads: `.nt` 63 ms peeled to
+      // a vector, 30 peeled to a line (plain stores 16).
       const size_t align = std::max<size_t>(N * 4, 64);  // bytes: a full vector, at least a line
       const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
       size_t head = mis ? (align - mis) / sizeof(T) : 0;

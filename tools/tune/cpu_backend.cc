@@ -435,23 +435,27 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
   const int threads = best.split.threads;
   if (b.layout == "transposed") {
     // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
-    // rows (an input's tile is then whole or half 4 KB rows, read at about the
-    // contiguous speed; 256-row tiles read 1 KB pieces of 256 rows, which the
-    // hardware prefetchers lose) by 256 B to 1 KB of each out row (streaming
-    // stores of 256-byte pieces 64 KB apart write at the contiguous speed,
-    // 64-byte ones at a third of it). Zen 3, 64 MB per operand: reading whole
-    // rows into a tile and streaming 256-byte pieces out 12.6 ms against 7.9
-    // for the reads alone; 256 x 64 29.8 ms (docs/performance.md, "Session 35").
+    // rows by 256 B to 1 KB of each out row, and 256 rows by 1 KB. With 1024
+    // rows an f32 input's tile is whole 4 KB rows, one contiguous block (Zen
+    // 3, 64 MB per operand, the reads alone: 7.9 ms, as a contiguous read;
+    // half rows 15.7); streaming stores of out pieces of 256 bytes or more
+    // 64 KB apart write at the contiguous speed, 64-byte ones at a third of
+    // it (docs/performance.md, "Session 35"). The tuner weighs the rest (16-bit
+    // rows, the L2 at two threads).
     // Each geometry with the variant and a streaming-store twin: its own, or
-    // that of the nearest unroll when it has none (u1 and u8 have none).
+    // for u1 and u8, which have none, the u2 or u4 one.
     const int64_t es = int64_t(DTypeSize(b.dtype));
     std::vector<std::string> names{best.variant};
-    const Variant* nt = v->nt_stores ? nullptr : FindVariant(best.variant + ".nt");
-    for (const char* u : {".u2.", ".u4."}) {
-      if (nt && nt->supported) break;
-      std::string alt = best.variant;
-      if (const size_t at = alt.find(".u" + std::to_string(v->unroll) + "."); at != std::string::npos && !v->nt_stores)
-        nt = FindVariant(alt.replace(at, 4, u) + ".nt");
+    const Variant* nt = nullptr;
+    if (!v->nt_stores) {
+      nt = FindVariant(best.variant + ".nt");
+      const std::string own = ".u" + std::to_string(v->unroll) + ".";
+      for (const char* alt : {".u2.", ".u4."}) {
+        if (nt && nt->supported) break;
+        std::string name = best.variant;
+        if (const size_t at = name.find(own); at != std::string::npos)
+          nt = FindVariant(name.replace(at, own.size(), alt) + ".nt");
+      }
     }
     if (nt && nt->supported) names.push_back(nt->name);
     for (const std::string& name : names)

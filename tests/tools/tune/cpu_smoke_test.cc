@@ -11,6 +11,7 @@
 #include <vector>
 #include <set>
 
+#include "runtime/plan.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
@@ -78,6 +79,25 @@ TEST(CpuBackend, SplitRefinementsFromTheCaches) {
     EXPECT_GT(c.split.tile_cols, 0);
     EXPECT_EQ(c.split.chunk, 0);
     EXPECT_EQ(be.Measure(tc, c, 1, 1e-4).size(), 1u);  // through the API on the transposed view
+  }
+  // The tiles in bytes: out pieces of 256 B at least, within the runtime's
+  // packed-tile bound; from a u1 variant (which has no streaming twin) the
+  // u2 one's streaming twin is tried too, where the CPU runs it.
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    const std::string def = DefaultVariant(Op::kSeluBwd, dt)->name;
+    std::string u1 = def;
+    if (const size_t at = u1.find(".u2."); at != std::string::npos) u1.replace(at, 4, ".u1.");
+    const Variant* best = FindVariant(u1);
+    ASSERT_NE(best, nullptr) << u1;
+    const Cell c{Op::kSeluBwd, dt, "transposed", 24, RepresentativeN(24, uint64_t(1) << 26)};
+    bool streaming = false;
+    for (const Choice& r : be.SplitRefinements(c, Choice{best->name, Split{1, 0, 0}})) {
+      EXPECT_GE(r.split.tile_cols * int64_t(DTypeSize(dt)), 256) << r.Key();
+      EXPECT_LE(r.split.tile_rows * r.split.tile_cols, rt::kMaxTileElems) << r.Key();
+      streaming |= FindVariant(r.variant)->nt_stores;
+    }
+    const Variant* twin = FindVariant(def + ".nt");
+    if (def.find(".u2.") != std::string::npos && twin && twin->supported) EXPECT_TRUE(streaming) << u1;
   }
 }
 

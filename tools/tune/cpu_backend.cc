@@ -437,8 +437,8 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
     // rows by 256 B to 1 KB of each out row, and 256 rows by 1 KB. With 1024
     // rows an f32 input's tile is whole 4 KB rows, one contiguous block (Zen
-    // 3, 64 MB per operand, the reads alone: 7.9 ms, as a contiguous read;
-    // half rows 15.7); streaming stores of out pieces of 256 bytes or more
+    // 3, 64 MB per operand, the reads alone: 7.8-7.9 ms; half rows 10.4-15.7:
+    // actgrad-memory-pieces-probe); streaming stores of out pieces of 256 bytes or more
     // 64 KB apart write at the contiguous speed, 64-byte ones at a third of
     // it (docs/performance.md, "Session 35"). The tuner weighs the rest (16-bit
     // rows, the L2 at two threads).

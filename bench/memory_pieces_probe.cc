@@ -60,13 +60,13 @@ void Print(const char* what, double ms, double bytes) {
 #if defined(__x86_64__)
 #define PROBE_AVX2 __attribute__((target("avx2")))
 
-// Out (kRows rows of `cols` floats, row stride `ld`) in pieces of w floats:
-// for each column piece, every row's piece. nt: streaming stores.
-PROBE_AVX2 void WritePieces(float* out, size_t ld, size_t cols, size_t w, bool nt) {
+// Out (kRows rows of `cols` floats) in pieces of w floats: for each column
+// piece, every row's piece. nt: streaming stores.
+PROBE_AVX2 void WritePieces(float* out, size_t cols, size_t w, bool nt) {
   const __m256 v = _mm256_set1_ps(2.0f);
   for (size_t c0 = 0; c0 + w <= cols; c0 += w)
     for (size_t r = 0; r < kRows; ++r) {
-      float* p = out + r * ld + c0;
+      float* p = out + r * cols + c0;
       if (nt)
         for (size_t k = 0; k < w; k += 8) _mm256_stream_ps(p + k, v);
       else
@@ -176,8 +176,8 @@ int main(int argc, char** argv) {
   volatile float sink = 0;
   for (size_t w : {16, 32, 64, 128, 256, 1024}) {
     const std::string piece = std::to_string(w * 4) + " B pieces";
-    Print(("write " + piece + ", streaming").c_str(), MedianMs(reps, [&] { WritePieces(out, cols, cols, w, true); }), nb);
-    Print(("write " + piece + ", plain").c_str(), MedianMs(reps, [&] { WritePieces(out, cols, cols, w, false); }), nb);
+    Print(("write " + piece + ", streaming").c_str(), MedianMs(reps, [&] { WritePieces(out, cols, w, true); }), nb);
+    Print(("write " + piece + ", plain").c_str(), MedianMs(reps, [&] { WritePieces(out, cols, w, false); }), nb);
     Print(("read " + piece).c_str(), MedianMs(reps, [&] { sink = sink + ReadPieces(a, cols, w); }), nb);
   }
   Print("read contiguous", MedianMs(reps, [&] { sink = sink + ReadPieces(a, cols, cols); }), nb);

@@ -316,13 +316,13 @@ tables::Layout ChoosePath(Plan* p) {
 void SizeTile(Plan* p) {
   const int d = p->ndim - 1;
   const int64_t cols = p->shape[d];
-  const int64_t rows = p->g.gathered || p->x.gathered ? (d >= 1 ? p->shape[d - 1] : 1) : int64_t(p->numel / uint64_t(cols));
+  const bool gathered = p->g.gathered || p->x.gathered;
+  const int64_t rows = gathered ? (d >= 1 ? p->shape[d - 1] : 1) : int64_t(p->numel / uint64_t(cols));
   const Split& split = p->kernel.split;
   const size_t esize = DTypeSize(p->dtype);
-  p->packed = p->g.gathered || p->x.gathered || p->g.strides[d] == 0;
+  p->packed = gathered || p->g.strides[d] == 0;
   int64_t tc, tr;
   if (p->packed) {
-    const bool gathered = p->g.gathered || p->x.gathered;
     const int64_t def_cols = gathered ? kGatheredTileOutBytes / int64_t(esize) : kDefaultTileCols;
     tc = split.tile_cols > 0 ? split.tile_cols : def_cols;
     tr = split.tile_rows > 0 ? split.tile_rows : gathered ? kGatheredTileRows : kDefaultTileRows;

@@ -437,11 +437,13 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
     // rows by 256 B to 1 KB of each out row, and 256 rows by 1 KB. With 1024
     // rows an f32 input's tile is whole 4 KB rows, one contiguous block (Zen
-    // 3, 64 MB per operand, the reads alone: 7.8-7.9 ms; half rows 10.4-15.7:
-    // actgrad-memory-pieces-probe); streaming stores of out pieces of 256 bytes or more
-    // 64 KB apart write at the contiguous speed, 64-byte ones at a third of
-    // it (docs/performance.md, "Session 35"). The tuner weighs the rest (16-bit
-    // rows, the L2 at two threads).
+    // 3, 64 MB per operand, the reads alone: 7.8-7.9 ms; half rows
+    // 10.4-15.7: actgrad-memory-pieces-probe); streaming stores of out pieces
+    // of 256 bytes or more 64 KB apart write at the contiguous speed, 64-byte
+    // ones at a third of it (docs/performance.md, "Session 35"). The tuner
+    // weighs the rest (16-bit rows, the L2 at two threads). The runtime's
+    // default tile is not offered again for a candidate that has it already
+    // (no tile in its split: the same tile, measured twice).
     // Each geometry with the variant and a streaming-store twin: its own, or
     // for u1 and u8, which have none, the u2 or u4 one.
     const int64_t es = int64_t(DTypeSize(b.dtype));
@@ -462,6 +464,9 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
       for (auto [r, bytes] : {std::pair<int64_t, int64_t>{1024, 256}, {1024, 512}, {1024, 1024}, {512, 256},
                               {512, 512}, {256, 1024}}) {
         if (r * (bytes / es) > rt::kMaxTileElems) continue;  // the runtime would cut it to a smaller one
+        if (name == best.variant && best.split.tile_rows == 0 && best.split.tile_cols == 0 &&
+            r == rt::kGatheredTileRows && bytes == rt::kGatheredTileOutBytes)
+          continue;
         const Choice ch{name, Split{threads, best.split.chunk, best.split.stage_tile, r, bytes / es}};
         if (ch != best && std::find(out.begin(), out.end(), ch) == out.end()) out.push_back(ch);
       }

@@ -7,6 +7,7 @@
 #include "aclnn/aclnn_base.h"
 #include "runtime/error.h"
 #include "runtime/objects.h"
+#include "runtime/row_walker.h"
 #include "tiling/dispatch.h"
 #include "tiling/layout.h"
 #include "variants/variant.h"
@@ -357,8 +358,10 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
   plan->workspace = 0;
   plan->thread_bytes = 0;
   if (plan->numel == 0 || plan->path == PlanPath::kFlat) return ACLNN_SUCCESS;
-  if (plan->path == PlanPath::kRuns) SizeTile(plan);
-  else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
+  if (plan->path == PlanPath::kRuns) {
+    SizeTile(plan);
+    BuildRowTable(*plan, &plan->rows);
+  } else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
   if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
   return ACLNN_SUCCESS;

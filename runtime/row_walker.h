@@ -1,7 +1,7 @@
 // The rows of a PlanPath::kRuns plan (dims 0..ndim-2, row-major) one after
 // another, as each operand's byte offset from its base, with adds only.
 // The lowest dims, up to kBlockRows rows, form a block whose offsets are
-// tabulated once per Execute (RowTable); the dims above it step like an
+// tabulated once per plan, in phase one (RowTable); the dims above it step like an
 // odometer once per block (RowWalker). Why: a view's lower dims are often
 // short (the benchmarks' strided view wraps every 4 rows), and index
 // arithmetic with a carry every few rows cost as much as the kernel itself
@@ -14,85 +14,81 @@
 
 namespace actgrad::rt {
 
-inline constexpr int64_t kBlockRows = 256;
+// The largest divisor of s (> kBlockRows) up to kBlockRows: its power-of-two
+// part when that is large enough (the common shapes), else a search.
+inline int64_t LargestDivisor(int64_t s) {
+  int64_t b = s & -s;
+  if (b >= kBlockRows) return kBlockRows;
+  if (b >= 32) return b;
+  for (int64_t c = kBlockRows; c > b; --c)
+    if (s % c == 0) return c;
+  return b;
+}
 
+// Fills t from p's row dims (phase one: BuildPlan, for PlanPath::kRuns).
 // A dim longer than kBlockRows is split in two (its rows as blocks of b,
 // b the largest divisor up to kBlockRows) so that the lowest dims always make
 // a block of more than one row where they can; the dim above the block gives
 // it its power-of-two part as far as it fits. The kernels read the block's
 // offsets in place (variant.h Runs), so a tile is one call per block stretch.
-struct RowTable {
-  int64_t block = 1;  // rows per block: the product of dims lo..nd-1
-  int lo = 0;         // the block's first dim; dims 0..lo-1 are the odometer's
-  int nd = 0;         // the row dims (the plan's dims 0..ndim-2, the longest split)
-  // Row dims: at most kMaxDims - 1, plus one per split (two at most).
-  int64_t shape[kMaxDims + 1] = {};
-  int64_t step[3][kMaxDims + 1] = {};  // byte stride of each dim, per operand (g, x, out)
-  int64_t off[3][kBlockRows];          // byte offset of each block row (rows < block set)
-
-  explicit RowTable(const Plan& p) {
-    const int d = p.ndim - 1;
-    const OperandView* ops[3] = {&p.g, &p.x, &p.out};
-    const int64_t esize = int64_t(DTypeSize(p.dtype));
-    for (int i = 0; i < d; ++i) {
-      shape[nd] = p.shape[i];
-      for (int k = 0; k < 3; ++k) step[k][nd] = ops[k]->strides[i] * esize;
-      ++nd;
-    }
-    if (nd > 0 && shape[nd - 1] > kBlockRows) {  // split the lowest dim into (S / b, b)
-      const int64_t s = shape[nd - 1], b = LargestDivisor(s);
-      shape[nd - 1] = s / b;
-      shape[nd] = b;
-      for (int k = 0; k < 3; ++k) step[k][nd] = step[k][nd - 1], step[k][nd - 1] *= b;
-      ++nd;
-    }
-    lo = nd;
-    while (lo > 0 && block * shape[lo - 1] <= kBlockRows) block *= shape[--lo];
-    // The next dim's power-of-two part, as much of it as still fits, joins
-    // the block (the benchmarks' strided view, row dims (n/1024, 4, 4): a
-    // block of 16 rows -> (n/4096 | 4, 4, 4), 64 -> 256 at 64K), so a tile
-    // of up to kBlockRows rows is one kernel call on a slice of the table.
-    if (lo > 0) {
-      int64_t b = shape[lo - 1] & -shape[lo - 1];
-      while (b > 1 && block * b > kBlockRows) b >>= 1;
-      if (b > 1) {  // dim lo-1 becomes (S / b, b)
-        for (int i = nd; i > lo; --i) {
-          shape[i] = shape[i - 1];
-          for (int k = 0; k < 3; ++k) step[k][i] = step[k][i - 1];
-        }
-        shape[lo] = b;
-        shape[lo - 1] /= b;
-        for (int k = 0; k < 3; ++k) step[k][lo] = step[k][lo - 1], step[k][lo - 1] *= b;
-        ++nd;
-        block *= b;
+inline void BuildRowTable(const Plan& p, RowTable* t) {
+  int64_t& block = t->block;
+  int& lo = t->lo;
+  int& nd = t->nd;
+  auto& shape = t->shape;
+  auto& step = t->step;
+  auto& off = t->off;
+  block = 1;
+  lo = nd = 0;
+  const int d = p.ndim - 1;
+  const OperandView* ops[3] = {&p.g, &p.x, &p.out};
+  const int64_t esize = int64_t(DTypeSize(p.dtype));
+  for (int i = 0; i < d; ++i) {
+    shape[nd] = p.shape[i];
+    for (int k = 0; k < 3; ++k) step[k][nd] = ops[k]->strides[i] * esize;
+    ++nd;
+  }
+  if (nd > 0 && shape[nd - 1] > kBlockRows) {  // split the lowest dim into (S / b, b)
+    const int64_t s = shape[nd - 1], b = LargestDivisor(s);
+    shape[nd - 1] = s / b;
+    shape[nd] = b;
+    for (int k = 0; k < 3; ++k) step[k][nd] = step[k][nd - 1], step[k][nd - 1] *= b;
+    ++nd;
+  }
+  lo = nd;
+  while (lo > 0 && block * shape[lo - 1] <= kBlockRows) block *= shape[--lo];
+  // The next dim's power-of-two part, as much of it as still fits, joins
+  // the block (the benchmarks' strided view, row dims (n/1024, 4, 4): a
+  // block of 16 rows -> (n/4096 | 4, 4, 4), 64 -> 256 at 64K), so a tile
+  // of up to kBlockRows rows is one kernel call on a slice of the table.
+  if (lo > 0) {
+    int64_t b = shape[lo - 1] & -shape[lo - 1];
+    while (b > 1 && block * b > kBlockRows) b >>= 1;
+    if (b > 1) {  // dim lo-1 becomes (S / b, b)
+      for (int i = nd; i > lo; --i) {
+        shape[i] = shape[i - 1];
+        for (int k = 0; k < 3; ++k) step[k][i] = step[k][i - 1];
       }
-    }
-    // Row j of the block: an odometer over dims lo..nd-1, stepping by adds.
-    int64_t idx[kMaxDims + 1] = {};
-    int64_t cur[3] = {};
-    for (int64_t j = 0; j < block; ++j) {
-      for (int k = 0; k < 3; ++k) off[k][j] = cur[k];
-      for (int i = nd - 1; i >= lo; --i) {
-        for (int k = 0; k < 3; ++k) cur[k] += step[k][i];
-        if (++idx[i] < shape[i]) break;
-        for (int k = 0; k < 3; ++k) cur[k] -= idx[i] * step[k][i];
-        idx[i] = 0;
-      }
+      shape[lo] = b;
+      shape[lo - 1] /= b;
+      for (int k = 0; k < 3; ++k) step[k][lo] = step[k][lo - 1], step[k][lo - 1] *= b;
+      ++nd;
+      block *= b;
     }
   }
-
- private:
-  // The largest divisor of s (> kBlockRows) up to kBlockRows: its power-of-two
-  // part when that is large enough (the common shapes), else a search.
-  static int64_t LargestDivisor(int64_t s) {
-    int64_t b = s & -s;
-    if (b >= kBlockRows) return kBlockRows;
-    if (b >= 32) return b;
-    for (int64_t c = kBlockRows; c > b; --c)
-      if (s % c == 0) return c;
-    return b;
+  // Row j of the block: an odometer over dims lo..nd-1, stepping by adds.
+  int64_t idx[kMaxDims + 1] = {};
+  int64_t cur[3] = {};
+  for (int64_t j = 0; j < block; ++j) {
+    for (int k = 0; k < 3; ++k) off[k][j] = cur[k];
+    for (int i = nd - 1; i >= lo; --i) {
+      for (int k = 0; k < 3; ++k) cur[k] += step[k][i];
+      if (++idx[i] < shape[i]) break;
+      for (int k = 0; k < 3; ++k) cur[k] -= idx[i] * step[k][i];
+      idx[i] = 0;
+    }
   }
-};
+}
 
 class RowWalker {
  public:

@@ -16,7 +16,7 @@ namespace actgrad {
 // innermost dimension is contiguous: run r computes n elements from
 // g + g_off[r] and x + x_off[r] into out + out_off[r] (byte offsets from
 // three bases). Offsets, not pointers: the runtime hands the kernel slices
-// of the row table it builds once per call (runtime/row_walker.h), instead
+// of the row table it builds once per plan (runtime/row_walker.h), instead
 // of writing three pointers per row for every tile (that store-bound walk
 // cost as much as the kernel at 64K: docs/performance.md, session 34).
 // x may be a splat (splat_x: a row broadcast, one value per run): x_off[r]

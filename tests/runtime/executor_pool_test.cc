@@ -99,6 +99,13 @@ std::vector<Step> Sequence() {
                contig(DType::kBF16, {300}), contig(DType::kF32, {300})});
   v.push_back({"logit eps=0.25 f16 transposed", Logit(0.25f), permuted(DType::kF16, {40, 30}, {1, 0}),
                contig(DType::kF16, {40, 30}), contig(DType::kF16, {40, 30})});
+  // Views of runs in place (PlanPath::kRuns) of two row geometries: each
+  // plan's row table (built in phase one) must be its own, not the slot's last.
+  v.push_back({"selu f32 runs of 32, rows permuted", Spec(Op::kSeluBwd), permuted(DType::kF32, {6, 20, 32}, {1, 0, 2}),
+               permuted(DType::kF32, {6, 20, 32}, {1, 0, 2}), contig(DType::kF32, {6, 20, 32})});
+  v.push_back({"hardswish f16 runs of 40, a row dim of 300", Spec(Op::kHardswishBwd),
+               permuted(DType::kF16, {2, 300, 40}, {1, 0, 2}), contig(DType::kF16, {2, 300, 40}),
+               contig(DType::kF16, {2, 300, 40})});
   v.push_back({"hardswish bf16 [1]", Spec(Op::kHardswishBwd), contig(DType::kBF16, {1}), contig(DType::kBF16, {1}),
                contig(DType::kBF16, {1})});
   v.push_back({"selu i8 [2,3,4,5]", Spec(Op::kSeluBwd), contig(DType::kI8, {2, 3, 4, 5}),

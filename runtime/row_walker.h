@@ -76,17 +76,21 @@ inline void BuildRowTable(const Plan& p, RowTable* t) {
       block *= b;
     }
   }
-  // Row j of the block: an odometer over dims lo..nd-1, stepping by adds.
-  int64_t idx[kMaxDims + 1] = {};
-  int64_t cur[3] = {};
-  for (int64_t j = 0; j < block; ++j) {
-    for (int k = 0; k < 3; ++k) off[k][j] = cur[k];
-    for (int i = nd - 1; i >= lo; --i) {
-      for (int k = 0; k < 3; ++k) cur[k] += step[k][i];
-      if (++idx[i] < shape[i]) break;
-      for (int k = 0; k < 3; ++k) cur[k] -= idx[i] * step[k][i];
-      idx[i] = 0;
-    }
+  // Row j of the block (dims lo..nd-1, row-major) from the innermost dim out:
+  // each dim's rows are the rows tabulated so far shifted by its stride, so
+  // the table is a few add loops the compiler vectorises. Row by row with an
+  // odometer, SELU's phase one on the benchmarks' strided view at 64K took
+  // 9.1K instructions; with these loops 6.1K (callgrind, percall probe).
+  for (int k = 0; k < 3; ++k) off[k][0] = 0;
+  int64_t filled = 1;
+  for (int i = nd - 1; i >= lo; --i) {
+    for (int k = 0; k < 3; ++k)
+      for (int64_t m = 1; m < shape[i]; ++m) {
+        const int64_t add = m * step[k][i];
+        int64_t* const dst = off[k] + m * filled;
+        for (int64_t j = 0; j < filled; ++j) dst[j] = off[k][j] + add;
+      }
+    filled *= shape[i];
   }
 }
 

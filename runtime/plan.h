@@ -49,8 +49,8 @@ enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
 // above the block, which RowWalker steps through like an odometer
 // (runtime/row_walker.h: BuildRowTable fills it). Built in phase one: at
 // 64K, building it in every phase two (256 rows x 3 operands, before the
-// threads start) cost SELU f32 on the strided view 1.7 of 13 us per call
-// on two threads.
+// threads start) cost SELU f32 on the strided view about 1.7 of 13 us per
+// call on two threads (perf's share; docs/performance.md, session 37).
 inline constexpr int64_t kBlockRows = 256;
 struct RowTable {
   int64_t block = 1;  // rows per block: the product of dims lo..nd-1

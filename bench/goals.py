@@ -15,6 +15,15 @@ median of the per-placement "median" aggregates. cv is the coefficient of
 variation of bytes_per_second (or of items_per_second) over those samples
 (aggregates only: the median of the per-placement cv aggregates).
 
+Each goal row also gives its margin (the shipping figure / the target - 1)
+and its noise: the cvs of the figures it divides, combined as the root of
+the sum of squares (a ratio goal: ours and the peer's, or ours and the
+contiguous API's; a % of limit goal: ours only, the limit being the best of
+the roofs). A verdict whose |margin| is below its noise is marked "(within
+noise)" and counted apart after the per-goal counts: on a shared VM such a
+verdict may flip in the next run of the same build, as the views' did
+between runs in docs/performance.md "Session 37".
+
 "% of limit" is 100 x bytes_per_second / the best of the roof/stream_plain
 and roof/stream_nt medians of the same n and threads in the results (the
 definition of docs/conventions.md; with random interleaving the roof
@@ -59,6 +68,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import re
 import statistics
@@ -219,6 +229,15 @@ class Figures:
                 return label, ips
         return None, None
 
+    def faster_peer_cv(self, op, dt, n, thr, only=None, layout="contig"):
+        """The items/s cv of the peer faster_peer picks (0 when it has none)."""
+        label, _ = self.faster_peer(op, dt, n, thr, only, layout)
+        if not label:
+            return 0.0
+        name, _, note = label.partition(" vs ")
+        e = self.peer(name, op, note or dt, n, thr, layout)
+        return e["cv"].get("items_per_second", 0.0) if e and e["cv"] else 0.0
+
 
 
 def gbps(e):
@@ -298,7 +317,7 @@ def goal_rows(F):
                          both=(f"{fmt_num(pct(both), '.0f')} %" if both else "-"),
                          best=(f"{fmt_num(best_v, '.0f')} % {best[0]}" if best else "-"),
                          cv=(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
-                         verdict=verdict))
+                         verdict=verdict, **noise_fields(ship_v, target, cv_of(ship, "bytes_per_second"))))
 
     def ratio_goal(goal, op, dt, n, thr, target, phase="phase2", only=None, layout="contig"):
         """items/s of the API (`phase`: phase2, or both for a whole call) over the faster peer's (or
@@ -312,7 +331,8 @@ def goal_rows(F):
         if not peer_ips:
             rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr,
                              target=f">= {target:g}x {only or 'faster peer'}",
-                             shipping="-", both="-", best="-", cv="-", verdict="no peer measured"))
+                             shipping="-", both="-", best="-", cv="-", verdict="no peer measured",
+                             **noise_fields(None, target)))
             return
         r_ship = ship["median"]["items_per_second"] / peer_ips if ship else None
         r_both = both["median"]["items_per_second"] / peer_ips if both else None
@@ -323,7 +343,9 @@ def goal_rows(F):
                          both=(f"{r_both:.2f}x" if r_both else "-"),
                          best=(f"{r_best:.2f}x {best[0]}" if best else "-"),
                          cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
-                         verdict=verdict_of(r_ship, r_best, target)))
+                         verdict=verdict_of(r_ship, r_best, target),
+                         **noise_fields(r_ship, target, cv_of(ship, "items_per_second"),
+                                        F.faster_peer_cv(op, dt, n, thr, only, layout))))
 
     def contig_goal(goal, op, dt, n, thr, layout, target):
         """items/s of the API on the layout's views as a % of the contiguous API's (phase2; both: the
@@ -340,7 +362,8 @@ def goal_rows(F):
                          shipping=(f"{r:.0f} % ({gbps(ship):.1f} GB/s)" if r is not None else "-"),
                          both=(f"{r_both:.0f} %" if r_both is not None else "-"), best="-",
                          cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship["cv"] else "-"),
-                         verdict=(verdict_of(r, None, target) if contig else "no contiguous figure")))
+                         verdict=(verdict_of(r, None, target) if contig else "no contiguous figure"),
+                         **noise_fields(r, target, cv_of(ship, "items_per_second"), cv_of(contig, "items_per_second"))))
 
     for thr in (1, 2):
         for op in OPS:
@@ -381,6 +404,23 @@ def goal_rows(F):
         for op, dt, n, thr in cases:
             ratio_goal(f"V3 {layout}", op, dt, n, thr, 1.0, only="torch", layout=layout)
     return rows
+
+
+def cv_of(e, key):
+    return e["cv"].get(key, 0.0) if e and e["cv"] else 0.0
+
+
+def noise_fields(value, target, *cvs):
+    """margin: how far the shipping figure is from the target (value / target - 1);
+    noise: the figures' cvs combined (root of the sum of squares, the relative
+    spread of a quotient of independent figures). A verdict whose |margin| is
+    below the noise could flip in the next run of the same build."""
+    if value is None or not target:
+        return dict(margin="-", noise="-", close=False)
+    margin = value / target - 1.0
+    noise = math.sqrt(sum(c * c for c in cvs))
+    return dict(margin=f"{100 * margin:+.0f} %", noise=(f"{100 * noise:.1f} %" if noise else "-"),
+                close=abs(margin) < noise)
 
 
 def verdict_of(ship, best, target):
@@ -551,9 +591,10 @@ def report(args):
         print()
     rows = goal_rows(F)
     headers = ["goal", "op", "dtype", "n", "thr", "target", "shipping (phase2)", "both", "best variant",
-               "cv", "verdict"]
+               "cv", "margin", "noise", "verdict"]
     print_table(headers, [[r["goal"], r["op"], r["dtype"], size_label(r["n"]), r["thr"], r["target"],
-                           r["shipping"], r["both"], r["best"], r["cv"], r["verdict"]] for r in rows], md)
+                           r["shipping"], r["both"], r["best"], r["cv"], r["margin"], r["noise"],
+                           r["verdict"] + (" (within noise)" if r["close"] else "")] for r in rows], md)
     met = sum(1 for r in rows if r["verdict"] == "met")
     print()
     print(f"{met} of {len(rows)} goals met.")
@@ -564,6 +605,15 @@ def report(args):
         g[1] += 1
     if groups:
         print("By goal: " + ", ".join(f"{g} {m} of {t}" for g, (m, t) in groups.items()) + ".")
+    close = {}
+    for r in rows:
+        if r["close"]:
+            c = close.setdefault(r["goal"], [0, 0])
+            c[0] += r["verdict"] == "met"
+            c[1] += r["verdict"] != "met"
+    if close:
+        print("Within the noise (|margin| below the combined cv of the figures: the verdict may flip "
+              "in the next run): " + ", ".join(f"{g} {m} met, {k} not" for g, (m, k) in close.items()) + ".")
     if args.figures:
         for title, (h, r) in (("Roofline (in-run limits)", roof_rows(F)),
                               ("Shipping path, contiguous (api ... contig.phase2)", figures_rows(F)),

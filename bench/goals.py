@@ -212,9 +212,9 @@ class Figures:
         return sorted({s.split(".")[0] for (s, _, _) in self.idx["peer"]})
 
     def faster_peer(self, op, dt, n, thr, only=None, layout="contig"):
-        """(peer label, items/s) of the faster peer (or of peer `only`) on the
-        layout's views; fp16 falls back to the peers' bf16 kernels, then to
-        their f32 ones."""
+        """(peer label, benchmark entry) of the faster peer (or of peer `only`)
+        on the layout's views; fp16 falls back to the peers' bf16 kernels, then
+        to their f32 ones."""
         fallbacks = ((dt, ""), ("bf16", " vs bf16"), ("f32", " vs f32")) if dt == "f16" else ((dt, ""), ("f32", " vs f32"))
         for d, note in fallbacks:
             cands = []
@@ -223,20 +223,11 @@ class Figures:
                     continue
                 e = self.peer(p, op, d, n, thr, layout)
                 if e:
-                    cands.append((e["median"]["items_per_second"], p + note))
+                    cands.append((e["median"]["items_per_second"], p + note, e))
             if cands:
-                ips, label = max(cands)
-                return label, ips
+                _, label, e = max(cands, key=lambda c: c[:2])
+                return label, e
         return None, None
-
-    def faster_peer_cv(self, op, dt, n, thr, only=None, layout="contig"):
-        """The items/s cv of the peer faster_peer picks (0 when it has none)."""
-        label, _ = self.faster_peer(op, dt, n, thr, only, layout)
-        if not label:
-            return 0.0
-        name, _, note = label.partition(" vs ")
-        e = self.peer(name, op, note or dt, n, thr, layout)
-        return e["cv"].get("items_per_second", 0.0) if e and e["cv"] else 0.0
 
 
 
@@ -316,7 +307,7 @@ def goal_rows(F):
                          shipping=(f"{fmt_num(ship_v, '.0f')} % ({gbps(ship):.1f} GB/s)" if ship else "-"),
                          both=(f"{fmt_num(pct(both), '.0f')} %" if both else "-"),
                          best=(f"{fmt_num(best_v, '.0f')} % {best[0]}" if best else "-"),
-                         cv=(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
+                         cv=(f"{100 * cv_of(ship, 'bytes_per_second'):.1f} %" if ship and ship["cv"] else "-"),
                          verdict=verdict, **noise_fields(ship_v, target, cv_of(ship, "bytes_per_second"))))
 
     def ratio_goal(goal, op, dt, n, thr, target, phase="phase2", only=None, layout="contig"):
@@ -325,7 +316,8 @@ def goal_rows(F):
         ship = F.api(op, dt, n, thr, phase, layout)
         both = F.api(op, dt, n, thr, "both", layout)
         best = F.best_variant(op, dt, n, thr) if phase == "phase2" and layout == "contig" else None
-        label, peer_ips = F.faster_peer(op, dt, n, thr, only, layout)
+        label, peer = F.faster_peer(op, dt, n, thr, only, layout)
+        peer_ips = peer["median"]["items_per_second"] if peer else None
         if not ship and not best:
             return
         if not peer_ips:
@@ -342,10 +334,10 @@ def goal_rows(F):
                          shipping=(f"{r_ship:.2f}x" if r_ship else "-"),
                          both=(f"{r_both:.2f}x" if r_both else "-"),
                          best=(f"{r_best:.2f}x {best[0]}" if best else "-"),
-                         cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship and ship["cv"] else "-"),
+                         cv=(f"{100 * cv_of(ship, 'items_per_second'):.1f} %" if ship and ship["cv"] else "-"),
                          verdict=verdict_of(r_ship, r_best, target),
                          **noise_fields(r_ship, target, cv_of(ship, "items_per_second"),
-                                        F.faster_peer_cv(op, dt, n, thr, only, layout))))
+                                        cv_of(peer, "items_per_second"))))
 
     def contig_goal(goal, op, dt, n, thr, layout, target):
         """items/s of the API on the layout's views as a % of the contiguous API's (phase2; both: the
@@ -361,7 +353,7 @@ def goal_rows(F):
         rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr, target=f">= {target:.0f} % of contig",
                          shipping=(f"{r:.0f} % ({gbps(ship):.1f} GB/s)" if r is not None else "-"),
                          both=(f"{r_both:.0f} %" if r_both is not None else "-"), best="-",
-                         cv=(f"{100 * ship['cv'].get('items_per_second', 0):.1f} %" if ship["cv"] else "-"),
+                         cv=(f"{100 * cv_of(ship, 'items_per_second'):.1f} %" if ship["cv"] else "-"),
                          verdict=(verdict_of(r, None, target) if contig else "no contiguous figure"),
                          **noise_fields(r, target, cv_of(ship, "items_per_second"), cv_of(contig, "items_per_second"))))
 

@@ -590,22 +590,20 @@ def report(args):
     met = sum(1 for r in rows if r["verdict"] == "met")
     print()
     print(f"{met} of {len(rows)} goals met.")
-    groups = {}
+    groups = {}  # goal -> [met, rows, met within the noise, not met within the noise]
     for r in rows:
-        g = groups.setdefault(r["goal"], [0, 0])
-        g[0] += r["verdict"] == "met"
+        g = groups.setdefault(r["goal"], [0, 0, 0, 0])
+        met_here = r["verdict"] == "met"
+        g[0] += met_here
         g[1] += 1
-    if groups:
-        print("By goal: " + ", ".join(f"{g} {m} of {t}" for g, (m, t) in groups.items()) + ".")
-    close = {}
-    for r in rows:
         if r["close"]:
-            c = close.setdefault(r["goal"], [0, 0])
-            c[0] += r["verdict"] == "met"
-            c[1] += r["verdict"] != "met"
+            g[2 if met_here else 3] += 1
+    if groups:
+        print("By goal: " + ", ".join(f"{g} {m} of {t}" for g, (m, t, _, _) in groups.items()) + ".")
+    close = [(g, cm, cn) for g, (_, _, cm, cn) in groups.items() if cm or cn]
     if close:
         print("Within the noise (|margin| below the combined cv of the figures: the verdict may flip "
-              "in the next run): " + ", ".join(f"{g} {m} met, {k} not" for g, (m, k) in close.items()) + ".")
+              "in the next run): " + ", ".join(f"{g} {m} met, {k} not" for g, m, k in close) + ".")
     if args.figures:
         for title, (h, r) in (("Roofline (in-run limits)", roof_rows(F)),
                               ("Shipping path, contiguous (api ... contig.phase2)", figures_rows(F)),

@@ -360,7 +360,7 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
   if (plan->numel == 0 || plan->path == PlanPath::kFlat) return ACLNN_SUCCESS;
   if (plan->path == PlanPath::kRuns) {
     SizeTile(plan);
-    BuildRowTable(*plan, &plan->rows);
+    plan->rows.Build(*plan);
   } else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
   if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);

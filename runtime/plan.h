@@ -47,12 +47,14 @@ enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
 // PlanPath::kRuns: each operand's byte offset of the rows (dims 0..ndim-2)
 // of one block of the lowest row dims, up to kBlockRows rows, and the dims
 // above the block, which RowWalker steps through like an odometer
-// (runtime/row_walker.h: BuildRowTable fills it). Built in phase one: at
+// (runtime/row_walker.h defines Build). Built in phase one: at
 // 64K, building it in every phase two (256 rows x 3 operands, before the
 // threads start) cost SELU f32 on the strided view about 1.7 of 13 us per
 // call on two threads (perf's share; docs/performance.md, session 37).
 inline constexpr int64_t kBlockRows = 256;
+struct Plan;
 struct RowTable {
+  void Build(const Plan& p);  // from p's row dims (BuildPlan, for PlanPath::kRuns)
   int64_t block = 1;  // rows per block: the product of dims lo..nd-1
   int lo = 0;         // the block's first dim; dims 0..lo-1 are the odometer's
   int nd = 0;         // the row dims (the plan's dims 0..ndim-2, the longest split)

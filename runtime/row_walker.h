@@ -25,19 +25,13 @@ inline int64_t LargestDivisor(int64_t s) {
   return b;
 }
 
-// Fills t from p's row dims (phase one: BuildPlan, for PlanPath::kRuns).
+// RowTable::Build (phase one: BuildPlan, for PlanPath::kRuns).
 // A dim longer than kBlockRows is split in two (its rows as blocks of b,
 // b the largest divisor up to kBlockRows) so that the lowest dims always make
 // a block of more than one row where they can; the dim above the block gives
 // it its power-of-two part as far as it fits. The kernels read the block's
 // offsets in place (variant.h Runs), so a tile is one call per block stretch.
-inline void BuildRowTable(const Plan& p, RowTable* t) {
-  int64_t& block = t->block;
-  int& lo = t->lo;
-  int& nd = t->nd;
-  auto& shape = t->shape;
-  auto& step = t->step;
-  auto& off = t->off;
+inline void RowTable::Build(const Plan& p) {
   block = 1;
   lo = nd = 0;
   const int d = p.ndim - 1;

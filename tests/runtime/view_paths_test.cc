@@ -1043,7 +1043,7 @@ TEST(RowWalker, StretchesGiveEveryRowsOffsets) {
       return 2 * (i0 * c.strides[k][0] + i1 * c.strides[k][1] + i2 * c.strides[k][2]);  // bytes (fp16)
     };
     actgrad::rt::RowTable table;
-    actgrad::rt::BuildRowTable(p, &table);
+    table.Build(p);
     EXPECT_GE(table.block, 200) << "rows " << rows;
     for (const int64_t start : {int64_t(0), int64_t(1), int64_t(199), int64_t(600), int64_t(rows - 1)}) {
       for (const int64_t want : {int64_t(1), int64_t(7), int64_t(256), int64_t(1024)}) {

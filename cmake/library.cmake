@@ -5,6 +5,7 @@
 # program linking CANN's libascendcl can link the tools and the Atlas module.
 set(ACTGRAD_CORE_OBJECTS
   $<TARGET_OBJECTS:actgrad_variants>
+  ${ACTGRAD_PREBUILT_KERNEL_OBJECTS}  # a sanitizer build's Release kernels (kernels/CMakeLists.txt)
   $<TARGET_OBJECTS:actgrad_runtime>
   $<TARGET_OBJECTS:actgrad_tables_core>
   $<TARGET_OBJECTS:actgrad_dispatch>)

@@ -6,8 +6,8 @@
 
 // Calls FN for every Highway target compiled into this file. Entry 0 of the
 // dispatch table is Highway's chooser, not a target (skip it), except in a
-// one-target build (the sanitizer builds: kernels/CMakeLists.txt), where the
-// table is that target's function alone.
+// one-target build (a sanitizer build that compiles its own kernels:
+// kernels/CMakeLists.txt), where the table is that target's function alone.
 #define ACTGRAD_APPEND_FOR_ALL_TARGETS(FN, out)                                       \
   do {                                                                                \
     const auto& table = HWY_DISPATCH_TABLE(FN);                                       \

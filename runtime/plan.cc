@@ -341,6 +341,21 @@ void SizeTile(Plan* p) {
   p->thread_bytes = bytes;
 }
 
+// kRuns with a gathered input: each tile writes out in pieces of tile_cols
+// elements; true where every piece is whole, aligned cache lines (out's
+// base, its row strides, its rows and the tile's width in multiples of 64
+// bytes), where streaming stores need no peel (StreamingOnWholeLines).
+bool OutInWholeLines(const Plan& p) {
+  if (!p.g.gathered && !p.x.gathered) return false;
+  constexpr int64_t kLine = 64;
+  const int64_t es = int64_t(DTypeSize(p.dtype)), d = p.ndim - 1;
+  if (reinterpret_cast<uintptr_t>(p.out.base) % kLine || p.tile_cols * es % kLine || p.shape[d] * es % kLine)
+    return false;
+  for (int64_t i = 0; i < d; ++i)
+    if (p.out.strides[i] * es % kLine) return false;
+  return true;
+}
+
 }  // namespace
 
 int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclTensor* g, const aclTensor* x,
@@ -360,6 +375,11 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
   if (plan->numel == 0 || plan->path == PlanPath::kFlat) return ACLNN_SUCCESS;
   if (plan->path == PlanPath::kRuns) {
     SizeTile(plan);
+    if (OutInWholeLines(*plan)) {
+      const Variant* was = plan->kernel.variant;
+      plan->kernel = StreamingOnWholeLines(plan->kernel, plan->dtype, plan->numel);
+      if (plan->kernel.variant != was) PrepareVariant(*plan->kernel.variant, plan->params);
+    }
     plan->rows.Build(*plan);
   } else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
   if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))

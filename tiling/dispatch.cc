@@ -359,6 +359,13 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
   return k;
 }
 
+KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t n) {
+  if (t_dispatch.forced || !c.variant || c.variant->nt_stores || ShareFitsL2(dtype, n, c.split.threads)) return c;
+  KernelChoice s = c;
+  if (const Variant* nt = StreamingTwin(*c.variant)) s.variant = nt;
+  return s;
+}
+
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout) {
   const Active* a = Get();
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);

@@ -22,6 +22,18 @@ namespace actgrad {
 // this thread comes first.
 KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout);
 
+// The store kind for a call whose out is written in pieces of whole, aligned
+// cache lines (a transposed view's tiles, runtime/plan.cc): c's streaming
+// twin (StreamingTwin) where c stores plainly and a thread's share of the
+// call (g, x and out) exceeds its L2; else c, and c as it is under a
+// ScopedKernelOverride. The table's transposed cells are tuned on a view
+// whose out rows are not whole lines (the tuner's sizes, 2^h * sqrt(2):
+// 1024 x 23,171 f32), where a streaming store peels every piece and plain
+// stores win; on whole lines the streaming twin does not peel and skips
+// reading out's lines first (every op and dtype, 16M, one and two threads:
+// docs/performance.md, "Session 39").
+KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t n);
+
 // The same decision as a Choice (the variant named), without the override:
 // what the library ships for the cell (actgrad-tune --check's incumbent).
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout);

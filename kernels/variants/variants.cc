@@ -70,6 +70,20 @@ const Variant* FindVariant(std::string_view name) {
   return i < 0 ? nullptr : &Variants()[i];
 }
 
+const Variant* StreamingTwin(const Variant& v) {
+  if (v.nt_stores) return &v;
+  const auto runs = [](const Variant* t) { return t && t->supported ? t : nullptr; };
+  if (const Variant* t = runs(FindVariant(v.name + ".nt"))) return t;
+  const std::string own = ".u" + std::to_string(v.unroll) + ".";
+  const size_t at = v.name.find(own);
+  if (at == std::string::npos) return nullptr;
+  for (const char* alt : {".u2.", ".u4."}) {
+    std::string name = v.name;
+    if (const Variant* t = runs(FindVariant(name.replace(at, own.size(), alt) + ".nt"))) return t;
+  }
+  return nullptr;
+}
+
 // The untuned default: the accurate reference-grade approximation for each
 // op on the widest supported target, register upcast (bf16cvt is one: bf16
 // widened in registers, rounded back by the native AVX512_BF16 conversion),

@@ -18,9 +18,12 @@
 // and in place, bit for bit as on contiguous copies; a repeatable executor
 // runs a view plan several times.
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -816,6 +819,38 @@ TEST(ViewPathsLarge, Transposed2048x1500) {
   Seen seen;
   EXPECT_TRUE(RunPath(p.spec, g, x, o, {PlanPath::kRuns, In::kGathered, In::kPlain}, &seen));
   ExpectThreaded(seen);
+}
+
+// A transposed view beyond the L2 whose out is written in whole, aligned
+// lines takes the table's choice with streaming stores (its StreamingTwin);
+// an out not on line boundaries keeps the plain choice (tiling/dispatch.h
+// StreamingOnWholeLines). The table is one entry naming the plain default.
+TEST(ViewPathsLarge, TransposedStreamsOnWholeLines) {
+  const OpType p{"selu_f32", Spec(Op::kSeluBwd), DType::kF32};
+  const actgrad::Variant* plain = actgrad::DefaultVariant(actgrad::Op::kSeluBwd, actgrad::DType::kF32);
+  ASSERT_NE(plain, nullptr);
+  const actgrad::Variant* nt = actgrad::StreamingTwin(*plain);
+  ASSERT_NE(nt, nullptr) << plain->name;
+  const int64_t rows = 1024, cols = 2048;  // 2^21 elements: octave 21, 24 MB for g, x and out
+  const std::string path = ::testing::TempDir() + "actgrad_whole_lines_" + std::to_string(getpid()) + ".json";
+  std::ofstream(path, std::ios::trunc)
+      << R"({"schema": "actgrad-tiling-table", "version": 3, "machine_id": "test-machine", "backend": "cpu",)"
+      << R"( "provenance": {"isa_family": "test"}, "entries": [{"op": "selu_bwd", "dtype": "f32",)"
+      << R"( "layout": "transposed", "octave": 21, "variant": ")" << plain->name
+      << R"(", "chunk": 0, "threads": 1, "median_ns": 1.0, "spread_pct": 0.0}]})";
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
+  actgrad::ReloadTilingTable();
+  for (const int64_t front : {int64_t(16), int64_t(3)}) {  // out's first element on a line, then 12 bytes past one
+    SCOPED_TRACE(front);
+    Tensor g = Transposed(p.t, rows, cols), x = Transposed(p.t, rows, cols), o = Roomy(p.t, {rows, cols}, front);
+    FillInputs(p.spec, g, x, 5);
+    Seen seen;
+    EXPECT_TRUE(RunPath(p.spec, g, x, o, {PlanPath::kRuns, In::kGathered, In::kGathered}, &seen));
+    EXPECT_EQ(seen.variant, front == 16 ? nt->name : plain->name) << seen.Describe();
+  }
+  unsetenv("ACTGRAD_TILING_TABLE");
+  actgrad::ReloadTilingTable();
+  std::remove(path.c_str());
 }
 
 TEST(ViewPathsLarge, TransposedOutputBf16) {

@@ -289,6 +289,78 @@ TEST_F(Dispatch, OneThreadChoiceWhenTheCallerAllowsOneThread) {
   EXPECT_NE(err.find("one_thread"), std::string::npos) << err;
 }
 
+// StreamingTwin: a streaming variant is its own; a plain one's twin computes
+// the same (op, dtype, upcast, approximation, target) with streaming stores,
+// its own unroll where it has one (u1 and u8 have none: u2 or u4).
+TEST_F(Dispatch, StreamingTwinsComputeTheSameWithStreamingStores) {
+  int twins = 0, own = 0;
+  for (const Variant& v : Variants()) {
+    if (!v.supported) continue;
+    const Variant* t = StreamingTwin(v);
+    if (v.nt_stores) {
+      EXPECT_EQ(t, &v) << v.name;
+      continue;
+    }
+    const Variant* named = FindVariant(v.name + ".nt");
+    if (!t) {
+      EXPECT_TRUE(!named || !named->supported) << v.name;
+      EXPECT_TRUE(v.unroll == 1 || v.unroll == 8 || !named) << v.name;
+      continue;
+    }
+    ++twins;
+    EXPECT_TRUE(t->nt_stores && t->supported) << v.name << " -> " << t->name;
+    EXPECT_TRUE(t->op == v.op && t->dtype == v.dtype && t->upcast == v.upcast && t->approx == v.approx &&
+                t->target == v.target && t->gelu_mode == v.gelu_mode)
+        << v.name << " -> " << t->name;
+    if (named && named->supported) {
+      EXPECT_EQ(t, named) << v.name;
+      ++own;
+    } else {
+      EXPECT_TRUE((v.unroll == 1 || v.unroll == 8) && (t->unroll == 2 || t->unroll == 4)) << v.name << " -> " << t->name;
+    }
+  }
+  // Every x86 target from SSE4 up and the native 16-bit variants have streaming twins.
+  EXPECT_GT(own, 0);
+  EXPECT_GT(twins, own);
+}
+
+// The whole-line rule (runtime/plan.cc, transposed views): a plain choice
+// beyond the L2 takes its streaming twin; within it, already streaming, or
+// under a ScopedKernelOverride it stays.
+TEST_F(Dispatch, StreamingOnWholeLinesBeyondTheCache) {
+  const Variant* plain = DefaultVariant(Op::kSeluBwd, DType::kF32);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_FALSE(plain->nt_stores);
+  const Variant* nt = StreamingTwin(*plain);
+  ASSERT_NE(nt, nullptr) << plain->name;
+  KernelChoice c;
+  c.variant = plain;
+  c.split.threads = 1;
+  const uint64_t beyond = L2CacheBytes() / 12 + 1, within = L2CacheBytes() / 12;  // g, x, out: 12 bytes an element
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, beyond).variant, nt);
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, within).variant, plain);
+  c.split.threads = 2;  // a thread's share
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 2 * beyond).variant, nt);
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 2 * within).variant, plain);
+  const KernelChoice kept = StreamingOnWholeLines(c, DType::kF32, 4 * beyond);
+  EXPECT_EQ(kept.split.threads, 2);
+  EXPECT_EQ(kept.split.chunk, c.split.chunk);
+  {
+    const ScopedKernelOverride forced(c);
+    EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 4 * beyond).variant, plain);
+  }
+  KernelChoice s = c;
+  s.variant = nt;
+  EXPECT_EQ(StreamingOnWholeLines(s, DType::kF32, 4 * beyond).variant, nt);
+  for (const Variant& v : Variants())  // a staged variant has no twin: it stays
+    if (v.supported && v.upcast == "staged") {
+      KernelChoice st;
+      st.variant = &v;
+      EXPECT_EQ(StreamingOnWholeLines(st, v.dtype, 1u << 26).variant, &v) << v.name;
+      break;
+    }
+}
+
 TEST_F(Dispatch, AclnnRunsTheVariantTheTableNames) {
   const size_t n = 4096;  // octave 12
   std::mt19937 rng(7);

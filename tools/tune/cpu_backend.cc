@@ -448,18 +448,7 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     // for u1 and u8, which have none, the u2 or u4 one.
     const int64_t es = int64_t(DTypeSize(b.dtype));
     std::vector<std::string> names{best.variant};
-    const Variant* nt = nullptr;
-    if (!v->nt_stores) {
-      nt = FindVariant(best.variant + ".nt");
-      const std::string own = ".u" + std::to_string(v->unroll) + ".";
-      for (const char* alt : {".u2.", ".u4."}) {
-        if (nt && nt->supported) break;
-        std::string name = best.variant;
-        if (const size_t at = name.find(own); at != std::string::npos)
-          nt = FindVariant(name.replace(at, own.size(), alt) + ".nt");
-      }
-    }
-    if (nt && nt->supported) names.push_back(nt->name);
+    if (const Variant* nt = StreamingTwin(*v); nt && nt != v) names.push_back(nt->name);
     for (const std::string& name : names)
       for (auto [r, bytes] : {std::pair<int64_t, int64_t>{1024, 256}, {1024, 512}, {1024, 1024}, {512, 256},
                               {512, 512}, {256, 1024}}) {

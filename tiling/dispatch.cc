@@ -360,7 +360,8 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
 }
 
 KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t n) {
-  if (t_dispatch.forced || !c.variant || c.variant->nt_stores || ShareFitsL2(dtype, n, c.split.threads)) return c;
+  if (t_dispatch.forced || !c.variant || c.variant->nt_stores || 3 * n * DTypeSize(dtype) <= LastLevelCacheBytes())
+    return c;
   KernelChoice s = c;
   if (const Variant* nt = StreamingTwin(*c.variant)) s.variant = nt;
   return s;

@@ -24,9 +24,11 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
 
 // The store kind for a call whose out is written in pieces of whole, aligned
 // cache lines (a transposed view's tiles, runtime/plan.cc): c's streaming
-// twin (StreamingTwin) where c stores plainly and a thread's share of the
-// call (g, x and out) exceeds its L2; else c, and c as it is under a
-// ScopedKernelOverride. The table's transposed cells are tuned on a view
+// twin (StreamingTwin) where c stores plainly and the call's g, x and out
+// together exceed the last-level cache (LastLevelCacheBytes: out would not
+// stay cached anyway); else c, and c as it is under a ScopedKernelOverride.
+// Within the cache streaming loses (Zen 3, transposed f32 at 64K and 256K
+// elements, 0.75-3 MB: 1.06-1.21x the time). The table's transposed cells are tuned on a view
 // whose out rows are not whole lines (the tuner's sizes, 2^h * sqrt(2):
 // 1024 x 23,171 f32), where a streaming store peels every piece and plain
 // stores win; on whole lines the streaming twin does not peel and skips

@@ -151,6 +151,11 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::
 // One core's L2 in bytes (glibc's sysconf; 1 MiB where it does not say, as
 // on many Arm hosts): the run prefetch gate and the streaming-store guard.
 size_t L2CacheBytes();
+// The last-level cache in bytes: the largest level sysfs lists for cpu0
+// (/sys/devices/system/cpu/cpu0/cache), else glibc's L3, else L2CacheBytes().
+// sysfs first: on the Zen 3 VM glibc reports 256 MiB (the package's L3),
+// sysfs the 32 MiB a core can use. The streaming-store rule for whole lines.
+size_t LastLevelCacheBytes();
 
 // Builds what the variant reads besides its operands (a factor table) now,
 // so that its first run does not: the runtime calls it in phase one.

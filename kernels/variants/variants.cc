@@ -3,6 +3,9 @@
 #include "variants/thread_pool.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -61,6 +64,31 @@ size_t L2CacheBytes() {
   static const size_t bytes = [] {
     const long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return b > 0 ? size_t(b) : size_t(1) << 20;
+  }();
+  return bytes;
+}
+
+size_t LastLevelCacheBytes() {
+  static const size_t bytes = [] {
+    int best_level = 0;
+    size_t best = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+      std::ifstream level_file(dir + "level"), size_file(dir + "size");
+      int level = 0;
+      std::string size;
+      if (!(level_file >> level) || !(size_file >> size)) break;
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(size.c_str(), &end, 10);
+      const size_t unit = *end == 'K' ? size_t(1) << 10 : *end == 'M' ? size_t(1) << 20 : *end == 'G' ? size_t(1) << 30 : 1;
+      const size_t b = size_t(v) * unit;
+      if (v == 0) continue;
+      if (level > best_level) best_level = level, best = b;
+      else if (level == best_level) best = std::max(best, b);
+    }
+    if (best > 0) return best;
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? size_t(l3) : L2CacheBytes();
   }();
   return bytes;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -821,22 +822,26 @@ TEST(ViewPathsLarge, Transposed2048x1500) {
   ExpectThreaded(seen);
 }
 
-// A transposed view beyond the L2 whose out is written in whole, aligned
-// lines takes the table's choice with streaming stores (its StreamingTwin);
-// an out not on line boundaries keeps the plain choice (tiling/dispatch.h
-// StreamingOnWholeLines). The table is one entry naming the plain default.
+// A transposed view beyond the last-level cache whose out is written in
+// whole, aligned lines takes the table's choice with streaming stores (its
+// StreamingTwin); an out not on line boundaries keeps the plain choice
+// (tiling/dispatch.h StreamingOnWholeLines). The table is one entry naming
+// the plain default; the view is sized past the cache this machine reports.
 TEST(ViewPathsLarge, TransposedStreamsOnWholeLines) {
   const OpType p{"selu_f32", Spec(Op::kSeluBwd), DType::kF32};
   const actgrad::Variant* plain = actgrad::DefaultVariant(actgrad::Op::kSeluBwd, actgrad::DType::kF32);
   ASSERT_NE(plain, nullptr);
   const actgrad::Variant* nt = actgrad::StreamingTwin(*plain);
   ASSERT_NE(nt, nullptr) << plain->name;
-  const int64_t rows = 1024, cols = 2048;  // 2^21 elements: octave 21, 24 MB for g, x and out
+  const uint64_t llc = actgrad::LastLevelCacheBytes();
+  if (llc > (uint64_t(256) << 20)) GTEST_SKIP() << "a last-level cache of " << llc << " bytes: the view would not fit the test";
+  const int64_t rows = 1024, cols = int64_t(llc / (12 * 1024) / 16 + 1) * 16;  // g, x, out: 12 bytes an element
+  const int octave = std::bit_width(uint64_t(rows * cols)) - 1;
   const std::string path = ::testing::TempDir() + "actgrad_whole_lines_" + std::to_string(getpid()) + ".json";
   std::ofstream(path, std::ios::trunc)
       << R"({"schema": "actgrad-tiling-table", "version": 3, "machine_id": "test-machine", "backend": "cpu",)"
       << R"( "provenance": {"isa_family": "test"}, "entries": [{"op": "selu_bwd", "dtype": "f32",)"
-      << R"( "layout": "transposed", "octave": 21, "variant": ")" << plain->name
+      << R"( "layout": "transposed", "octave": )" << octave << R"(, "variant": ")" << plain->name
       << R"(", "chunk": 0, "threads": 1, "median_ns": 1.0, "spread_pct": 0.0}]})";
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   actgrad::ReloadTilingTable();

@@ -325,26 +325,27 @@ TEST_F(Dispatch, StreamingTwinsComputeTheSameWithStreamingStores) {
 }
 
 // The whole-line rule (runtime/plan.cc, transposed views): a plain choice
-// beyond the L2 takes its streaming twin; within it, already streaming, or
-// under a ScopedKernelOverride it stays.
+// whose call (g, x and out) exceeds the last-level cache takes its streaming
+// twin; within it, already streaming, or under a ScopedKernelOverride it stays.
 TEST_F(Dispatch, StreamingOnWholeLinesBeyondTheCache) {
   const Variant* plain = DefaultVariant(Op::kSeluBwd, DType::kF32);
   ASSERT_NE(plain, nullptr);
   ASSERT_FALSE(plain->nt_stores);
   const Variant* nt = StreamingTwin(*plain);
   ASSERT_NE(nt, nullptr) << plain->name;
+  ASSERT_GE(LastLevelCacheBytes(), L2CacheBytes());
   KernelChoice c;
   c.variant = plain;
-  c.split.threads = 1;
-  const uint64_t beyond = L2CacheBytes() / 12 + 1, within = L2CacheBytes() / 12;  // g, x, out: 12 bytes an element
-  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, beyond).variant, nt);
+  c.split.threads = 2;
+  c.split.chunk = 4096;
+  const uint64_t within = LastLevelCacheBytes() / 12, beyond = within + 1;  // g, x, out: 12 bytes an element
+  const KernelChoice got = StreamingOnWholeLines(c, DType::kF32, beyond);
+  EXPECT_EQ(got.variant, nt);
+  EXPECT_EQ(got.split.threads, 2);  // the split stays
+  EXPECT_EQ(got.split.chunk, 4096);
   EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, within).variant, plain);
-  c.split.threads = 2;  // a thread's share
-  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 2 * beyond).variant, nt);
-  EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 2 * within).variant, plain);
-  const KernelChoice kept = StreamingOnWholeLines(c, DType::kF32, 4 * beyond);
-  EXPECT_EQ(kept.split.threads, 2);
-  EXPECT_EQ(kept.split.chunk, c.split.chunk);
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kBF16, 2 * within).variant, plain);  // 6 bytes an element
+  EXPECT_EQ(StreamingOnWholeLines(c, DType::kBF16, 2 * beyond).variant, nt);
   {
     const ScopedKernelOverride forced(c);
     EXPECT_EQ(StreamingOnWholeLines(c, DType::kF32, 4 * beyond).variant, plain);
@@ -356,7 +357,7 @@ TEST_F(Dispatch, StreamingOnWholeLinesBeyondTheCache) {
     if (v.supported && v.upcast == "staged") {
       KernelChoice st;
       st.variant = &v;
-      EXPECT_EQ(StreamingOnWholeLines(st, v.dtype, 1u << 26).variant, &v) << v.name;
+      EXPECT_EQ(StreamingOnWholeLines(st, v.dtype, 4 * beyond).variant, &v) << v.name;
       break;
     }
 }

@@ -127,7 +127,7 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   // step prefetches two lines of the next strip's rows (columns c0 + 8..15,
   // the same span), ending as the strip ends. Without it the 8 short streams of
   // a strip (a 1024-row tile of 16-bit rows: 2 KB each) start cold: SELU f16
-  // 16M on Zen 3, the tile copy alone 12.5-14.2 -> 9.5-10.9 ms (1024 x 128
+  // 16M on Zen 3, the tile copy alone 12.5-14.2 -> 8.1-8.6 ms (1024 x 128
   // tiles), 17.7 -> 10.2-11.4 (128 x 128); the 20 16-bit transposed cells
   // through the API 0.775 of the time (docs/performance.md, "Session 39").
   // The 32-bit copy (4 KB streams) measured no gain from it.

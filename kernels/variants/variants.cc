@@ -80,9 +80,10 @@ size_t LastLevelCacheBytes() {
       if (!(level_file >> level) || !(size_file >> size)) break;
       char* end = nullptr;
       const unsigned long long v = std::strtoull(size.c_str(), &end, 10);
-      const size_t unit = *end == 'K' ? size_t(1) << 10 : *end == 'M' ? size_t(1) << 20 : *end == 'G' ? size_t(1) << 30 : 1;
-      const size_t b = size_t(v) * unit;
+      const int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;  // "32768K"
+      const size_t unit = size_t(1) << shift;
       if (v == 0) continue;
+      const size_t b = size_t(v) * unit;
       if (level > best_level) best_level = level, best = b;
       else if (level == best_level) best = std::max(best, b);
     }

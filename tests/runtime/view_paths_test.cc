@@ -834,7 +834,8 @@ TEST(ViewPathsLarge, TransposedStreamsOnWholeLines) {
   const actgrad::Variant* nt = actgrad::StreamingTwin(*plain);
   ASSERT_NE(nt, nullptr) << plain->name;
   const uint64_t llc = actgrad::LastLevelCacheBytes();
-  if (llc > (uint64_t(256) << 20)) GTEST_SKIP() << "a last-level cache of " << llc << " bytes: the view would not fit the test";
+  if (llc > (uint64_t(256) << 20))
+    GTEST_SKIP() << "a last-level cache of " << llc << " bytes: the view would not fit the test";
   const int64_t rows = 1024, cols = int64_t(llc / (12 * 1024) / 16 + 1) * 16;  // g, x, out: 12 bytes an element
   const int octave = std::bit_width(uint64_t(rows * cols)) - 1;
   const std::string path = ::testing::TempDir() + "actgrad_whole_lines_" + std::to_string(getpid()) + ".json";

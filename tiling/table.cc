@@ -287,9 +287,8 @@ bool ParseEntry(const json& e, const std::string& where, int version, bool check
 // Neighbouring octaves of one series (op, dtype, mode, layout) must agree on
 // where one's sizes end and the other's begin.
 bool CheckBoundaries(const Table& t, std::string* error) {
-  std::map<std::tuple<int, int, int, int, int>, const Entry*> by_cell;
-  for (const Entry& e : t.entries)
-    by_cell[std::make_tuple(int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave)] = &e;
+  std::map<CellKey, const Entry*> by_cell;
+  for (const Entry& e : t.entries) by_cell[CellOf(e)] = &e;
   for (const auto& [cell, e] : by_cell) {
     auto next = cell;
     std::get<4>(next) += 1;
@@ -437,8 +436,8 @@ json ToJson(const Table& t) {
 }
 
 size_t ResetDisagreeingBoundaries(std::vector<Entry>* entries) {
-  std::map<std::tuple<int, int, int, int, int>, Entry*> by_cell;
-  for (Entry& e : *entries) by_cell[std::make_tuple(int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave)] = &e;
+  std::map<CellKey, Entry*> by_cell;
+  for (Entry& e : *entries) by_cell[CellOf(e)] = &e;
   size_t moved = 0;
   for (auto& [cell, e] : by_cell) {
     auto next = cell;

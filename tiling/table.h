@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,10 @@ struct Entry {
   std::optional<Measured> runner_up;
   nlohmann::json extra;  // backend-specific notes (the tuner's "tuning" block)
 };
+
+// A table's cell, (op, dtype, GELU mode, layout, octave): at most one entry each.
+using CellKey = std::tuple<int, int, int, int, int>;
+inline CellKey CellOf(const Entry& e) { return {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave}; }
 
 struct Table {
   std::string machine_id;

@@ -36,6 +36,8 @@ endforeach()
 add_library(actgrad_atlas_device_bad OBJECT ${ATLAS_BAD_SOURCES})
 target_link_libraries(actgrad_atlas_device_bad PRIVATE actgrad_atlas_emu)
 target_compile_options(actgrad_atlas_device_bad PRIVATE ${ATLAS_EMU_FLAGS} ${ATLAS_DEVICE_CHECK_FLAGS})
+# The check reads one object per kernel (no unity build).
+set_target_properties(actgrad_atlas_device_code actgrad_atlas_device_bad PROPERTIES UNITY_BUILD OFF)
 add_dependencies(actgrad_atlas_tests actgrad_atlas_device_code actgrad_atlas_device_bad)
 
 add_test(NAME atlas.device_code.kernels_pass

@@ -20,12 +20,10 @@
 
 #include "peers/peer.h"
 #include "peers/peers_internal.h"
+#include "reference/reference.h"
 
 namespace actgrad::peers {
 namespace {
-
-constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
-constexpr float kSeluScale = 1.0507009873554804934193349852946f;
 
 bool DataTypeOf(DType dt, dnnl::memory::data_type* out) {
   switch (dt) {
@@ -55,7 +53,7 @@ bool AlgOf(Op op, const OpParams& p, Alg* a) {
       return true;
     case Op::kSeluBwd:
       a->alg = dnnl::algorithm::eltwise_elu_use_dst_for_bwd;
-      a->alpha = kSeluAlpha * kSeluScale;
+      a->alpha = float(ref::kSeluAlpha) * float(ref::kSeluScale);
       a->use_dst = true;
       return true;
     default:

@@ -26,12 +26,11 @@
 
 #include "peers/peer.h"
 #include "peers/peers_internal.h"
+#include "reference/reference.h"
 
 namespace actgrad::peers {
 namespace {
 
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
 bool ScalarTypeOf(DType dt, at::ScalarType* st) {
   switch (dt) {
@@ -48,7 +47,7 @@ void Call(Op op, const at::Tensor& g, const at::Tensor& x, at::Tensor& out, cons
           bool hardswish_out = false) {
   switch (op) {
     case Op::kSeluBwd:
-      at::elu_backward_out(out, g, kSeluAlpha, kSeluScale, 1.0, /*is_result=*/true, x);
+      at::elu_backward_out(out, g, ref::kSeluAlpha, ref::kSeluScale, 1.0, /*is_result=*/true, x);
       return;
     case Op::kHardswishBwd:
       if (hardswish_out)

@@ -385,6 +385,25 @@ inline OpSpec GeluV2None() { OpSpec s = Spec(Op::kGeluBwd); s.gelu_v2 = true; re
 inline OpSpec Softshrink(float lambd) { OpSpec s = Spec(Op::kSoftshrinkBwd); s.p.lambd = lambd; return s; }
 inline OpSpec Logit(float eps) { OpSpec s = Spec(Op::kLogitGrad); s.p.eps = eps; return s; }
 
+// Each aclnn entry point once (GELU's V2 with tanh), named for the test
+// names, with the name its messages start with and its argument names (g, x,
+// out): the parameters of the executor, error and hostile-input suites.
+struct ApiOp {
+  std::string name;
+  OpSpec spec;
+  std::string api;
+  std::string arg[3];
+};
+inline void PrintTo(const ApiOp& c, std::ostream* os) { *os << c.name; }
+inline std::vector<ApiOp> ApiOps() {
+  return {{"selu", Spec(Op::kSeluBwd), "aclnnSeluBackward", {"gradOutput", "result", "gradInput"}},
+          {"hardswish", Spec(Op::kHardswishBwd), "aclnnHardswishBackward", {"gradOutput", "self", "out"}},
+          {"gelu", Spec(Op::kGeluBwd), "aclnnGeluBackward", {"gradOutput", "self", "gradInput"}},
+          {"gelu_v2_tanh", GeluTanh(), "aclnnGeluBackwardV2", {"gradOutput", "self", "gradInput"}},
+          {"softshrink", Softshrink(0.5f), "aclnnSoftshrinkBackward", {"gradOutput", "self", "gradInput"}},
+          {"logit", Logit(-1.0f), "aclnnLogitGrad", {"dy", "x", "out"}}};
+}
+
 std::string SpecName(const OpSpec& s);
 
 struct ScalarDeleter {

@@ -6,18 +6,6 @@
 namespace apitest {
 namespace {
 
-struct OpCase {
-  std::string name;
-  OpSpec spec;
-};
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
-
-std::vector<OpCase> Ops() {
-  return {{"selu", Spec(Op::kSeluBwd)},         {"hardswish", Spec(Op::kHardswishBwd)},
-          {"gelu", Spec(Op::kGeluBwd)},         {"gelu_v2_tanh", GeluTanh()},
-          {"softshrink", Softshrink(0.5f)},     {"logit", Logit(-1.0f)}};
-}
-
 bool Broadcasts(Op op) { return op == Op::kGeluBwd || op == Op::kSoftshrinkBwd; }
 
 // The output lives inside a larger storage (offset 5, 7 spare elements after)
@@ -27,7 +15,7 @@ Tensor GuardedOut(aclDataType t, const Dims& d) {
   return Tensor(t, d, ContiguousStrides(d), 5, {n + 12});
 }
 
-class BadInput : public ::testing::TestWithParam<OpCase> {
+class BadInput : public ::testing::TestWithParam<ApiOp> {
  protected:
   // Calls phase one and checks status, message, untouched output.
   void Expect(aclnnStatus want, const aclTensor* g, const aclTensor* x, Tensor& out, const std::string& what,
@@ -207,8 +195,8 @@ TEST_P(BadInput, ViewDoesNotFitStorage) {
     for (const auto& c : cases) ExpectBadDescriptor(this, GetParam().spec, w, c.d, c.s, c.off, c.st, c.what);
 }
 
-INSTANTIATE_TEST_SUITE_P(Errors, BadInput, ::testing::ValuesIn(Ops()),
-                         [](const ::testing::TestParamInfo<OpCase>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Errors, BadInput, ::testing::ValuesIn(ApiOps()),
+                         [](const ::testing::TestParamInfo<ApiOp>& i) { return i.param.name; });
 
 // ---- op-specific parameters
 
@@ -266,7 +254,7 @@ TEST(ErrorsOp, GeluV2NullApproximateIsRefused) {
 TEST(ErrorsOp, PhaseTwoWithNullExecutor) {
   aclrtStream stream = nullptr;
   ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
-  for (const OpCase& c : Ops()) {
+  for (const ApiOp& c : ApiOps()) {
     const aclnnStatus st = Execute(c.spec, nullptr, 0, nullptr, stream);
     EXPECT_NE(st, ACLNN_SUCCESS) << c.name;
     EXPECT_FALSE(ErrMsg().empty()) << c.name;

@@ -8,24 +8,12 @@
 namespace apitest {
 namespace {
 
-struct OpCase {
-  std::string name;
-  OpSpec spec;
-};
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
-
-std::vector<OpCase> Ops() {
-  return {{"selu", Spec(Op::kSeluBwd)},     {"hardswish", Spec(Op::kHardswishBwd)},
-          {"gelu", Spec(Op::kGeluBwd)},     {"gelu_v2_tanh", GeluTanh()},
-          {"softshrink", Softshrink(0.5f)}, {"logit", Logit(-1.0f)}};
-}
-
 void FillSimple(Tensor& g, Tensor& x, double gscale, double xshift) {
   g.FillFn([&](int64_t i) { return gscale * (1.0 + double(i % 7) / 8.0); });
   x.FillFn([&](int64_t i) { return xshift + double(i % 13) / 16.0; });
 }
 
-class Executor : public ::testing::TestWithParam<OpCase> {
+class Executor : public ::testing::TestWithParam<ApiOp> {
  protected:
   void SetUp() override { ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS); }
   void TearDown() override {
@@ -183,8 +171,8 @@ TEST_P(Executor, ManyExecutorsInterleaved) {
   for (int i = 0; i < kN; ++i) EXPECT_TRUE(Passes(Check(s, gs[i], xs[i], os[i]))) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Executors, Executor, ::testing::ValuesIn(Ops()),
-                         [](const ::testing::TestParamInfo<OpCase>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Executors, Executor, ::testing::ValuesIn(ApiOps()),
+                         [](const ::testing::TestParamInfo<ApiOp>& i) { return i.param.name; });
 
 // Several threads, each with its own stream, running ops concurrently.
 TEST(ExecutorMisc, ConcurrentCallsFromThreads) {
@@ -195,7 +183,7 @@ TEST(ExecutorMisc, ConcurrentCallsFromThreads) {
     threads.emplace_back([t, &errors] {
       aclrtStream st = nullptr;
       if (aclrtCreateStream(&st) != ACL_SUCCESS) { errors[t] = "create stream"; return; }
-      const auto ops = Ops();
+      const auto ops = ApiOps();
       for (int i = 0; i < kIters && errors[t].empty(); ++i) {
         const OpSpec& s = ops[size_t(t + i) % ops.size()].spec;
         const int64_t n = 1000 + 37 * i + t;

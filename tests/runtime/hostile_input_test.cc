@@ -17,23 +17,6 @@ constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t P2(int k) { return int64_t(1) << k; }
 
-struct OpCase {
-  std::string name;
-  OpSpec spec;
-  std::string api;             // op name the messages start with
-  std::string arg[3];          // argument names of g, x, out in the messages
-};
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
-
-std::vector<OpCase> Ops() {
-  return {{"selu", Spec(Op::kSeluBwd), "aclnnSeluBackward", {"gradOutput", "result", "gradInput"}},
-          {"hardswish", Spec(Op::kHardswishBwd), "aclnnHardswishBackward", {"gradOutput", "self", "out"}},
-          {"gelu", Spec(Op::kGeluBwd), "aclnnGeluBackward", {"gradOutput", "self", "gradInput"}},
-          {"gelu_v2_tanh", GeluTanh(), "aclnnGeluBackwardV2", {"gradOutput", "self", "gradInput"}},
-          {"softshrink", Softshrink(0.5f), "aclnnSoftshrinkBackward", {"gradOutput", "self", "gradInput"}},
-          {"logit", Logit(-1.0f), "aclnnLogitGrad", {"dy", "x", "out"}}};
-}
-
 // Passes an int32 as an enum without an enum load in the test itself
 // (UBSan's -fsanitize=enum would flag that, not the library).
 __attribute__((no_sanitize("enum"))) aclTensor* CreateRaw(const Dims& dims, int32_t dtype, const int64_t* strides,
@@ -83,7 +66,7 @@ struct HostileTensor {
 enum Pos { kG = 0, kX = 1, kOut = 2 };
 const char* PosName(int p) { return p == kG ? "g" : p == kX ? "x" : "out"; }
 
-::testing::AssertionResult NamesOpAndTensor(const std::string& msg, const OpCase& c, int pos) {
+::testing::AssertionResult NamesOpAndTensor(const std::string& msg, const ApiOp& c, int pos) {
   if (msg.find(c.api + ":") == std::string::npos)
     return ::testing::AssertionFailure() << "message does not name " << c.api << ": '" << msg << "'";
   if (pos >= 0 && msg.find(c.arg[pos]) == std::string::npos)
@@ -94,13 +77,13 @@ const char* PosName(int p) { return p == kG ? "g" : p == kX ? "x" : "out"; }
   return ::testing::AssertionSuccess();
 }
 
-class Hostile : public ::testing::TestWithParam<OpCase> {
+class Hostile : public ::testing::TestWithParam<ApiOp> {
  protected:
   // Phase one with `bad` at position pos (the other two: good contiguous
   // tensors of its dims and dtype, the output inside guarded spare storage)
   // must return 161002 naming the op and the bad tensor, touching nothing.
   void ExpectRefused(HostileTensor& bad, int pos) {
-    const OpCase& c = GetParam();
+    const ApiOp& c = GetParam();
     const std::string what = bad.what + " as " + PosName(pos);
     bad.Create();
     ASSERT_NE(bad.handle, nullptr) << what << ": aclCreateTensor refused it: " << ErrMsg();
@@ -130,7 +113,7 @@ class Hostile : public ::testing::TestWithParam<OpCase> {
   // a message naming the op and one of the tensors.
   void ExpectShapeRefused(const Dims& dims, const std::optional<Dims>& strides, const Dims& storage,
                           const std::string& what) {
-    const OpCase& c = GetParam();
+    const ApiOp& c = GetParam();
     HostileTensor t[3];
     for (auto& h : t) {
       h.dtype = ACL_FLOAT16;
@@ -185,7 +168,7 @@ TEST_P(Hostile, ViewArithmeticOverflow) {
 // they are, even when one stride past a dim's end would not fit: phase one
 // accepts them (phase two is not run: the storage they claim is not there).
 TEST_P(Hostile, HugeButValidViewsAreAccepted) {
-  const OpCase& c = GetParam();
+  const ApiOp& c = GetParam();
   struct Case { aclDataType dtype; Dims dims, strides; int64_t offset; Dims storage; const char* what; };
   const std::vector<Case> cases = {
       {ACL_FLOAT, {2}, {P2(60)}, 0, {P2(60) + 1}, "f32 [2] stride 2^60 (2 * 2^60 * 4 bytes overflows)"},
@@ -246,8 +229,8 @@ TEST_P(Hostile, DtypeAndFormatOutOfEnum) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(HostileInput, Hostile, ::testing::ValuesIn(Ops()),
-                         [](const ::testing::TestParamInfo<OpCase>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(HostileInput, Hostile, ::testing::ValuesIn(ApiOps()),
+                         [](const ::testing::TestParamInfo<ApiOp>& i) { return i.param.name; });
 
 // The getters and helpers take such values without an enum load of them.
 TEST(HostileEnum, GettersScalarAndTypeSize) {

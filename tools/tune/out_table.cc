@@ -1,4 +1,5 @@
 #include "tools/tune/out_table.h"
+#include "tools/tune/strings.h"
 
 #include <unistd.h>
 
@@ -17,16 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using CellId = std::tuple<int, int, int, int, int>;
-
-bool Fail(std::string* error, const std::string& msg) {
-  if (error) *error = msg;
-  return false;
-}
-
-CellId IdOf(const tables::Entry& e) {
-  return {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave};
-}
 
 // The directory `path` goes in can be created (its nearest existing ancestor
 // is a directory we may write in) or exists and may be written.
@@ -112,10 +103,10 @@ bool PlanOut(const std::string& path, const std::string& machine_id, const std::
 
 tables::Table MergeTables(const tables::Table& base, const tables::Table& run, MergeCounts* counts) {
   MergeCounts c;
-  std::map<CellId, tables::Entry> cells;
-  for (const auto& e : base.entries) cells[IdOf(e)] = e;
+  std::map<tables::CellKey, tables::Entry> cells;
+  for (const auto& e : base.entries) cells[tables::CellOf(e)] = e;
   for (const auto& e : run.entries) {
-    auto [it, added] = cells.insert_or_assign(IdOf(e), e);
+    auto [it, added] = cells.insert_or_assign(tables::CellOf(e), e);
     (void)it;
     ++(added ? c.added : c.replaced);
   }

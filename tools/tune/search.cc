@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tools/tune/stats.h"
+#include "tools/tune/strings.h"
 
 namespace actgrad::tune {
 
@@ -23,11 +24,6 @@ uint64_t SplitMix(uint64_t* s) {
   return z ^ (z >> 31);
 }
 
-char Buf[64];
-std::string Fmt(const char* f, double v) {
-  std::snprintf(Buf, sizeof(Buf), f, v);
-  return Buf;
-}
 
 }  // namespace
 

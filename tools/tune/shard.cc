@@ -10,17 +10,13 @@
 #include <tuple>
 
 #include "tools/tune/measurement_key.h"
+#include "tools/tune/strings.h"
 
 namespace actgrad::tune {
 
 using json = nlohmann::json;
 
 namespace {
-
-bool Fail(std::string* error, const std::string& msg) {
-  if (error) *error = msg;
-  return false;
-}
 
 bool ParsePositive(const std::string& s, int* out) {
   if (s.empty() || s.size() > 6) return false;
@@ -39,8 +35,6 @@ std::string Hex12(uint64_t h) {
   return buf;
 }
 
-using CellId = std::tuple<int, int, int, int, int>;
-CellId IdOf(const tables::Entry& e) { return {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave}; }
 std::string Describe(const tables::Entry& e) {
   return std::string(OpName(e.op)) + "/" + std::string(DTypeName(e.dtype)) + "/" +
          (e.op == Op::kGeluBwd ? (e.mode == GeluApprox::kTanh ? "tanh" : "none") : "-") + "/" +
@@ -159,7 +153,7 @@ bool MergeShardTables(const std::vector<ShardTable>& shards, bool allow_partial,
   if (!key0.is_object())
     return Fail(error, first.path + " has no provenance.measurement_key (tuned by an older actgrad-tune?)");
   std::map<int, const ShardTable*> by_index;
-  std::map<CellId, const ShardTable*> cells;
+  std::map<tables::CellKey, const ShardTable*> cells;
   for (const ShardTable& s : shards) {
     int index = 0, n = 0;
     std::string plan;
@@ -193,7 +187,7 @@ bool MergeShardTables(const std::vector<ShardTable>& shards, bool allow_partial,
                              std::to_string(count));
     by_index[index] = &s;
     for (const tables::Entry& e : t.entries) {
-      const auto [it, added] = cells.emplace(IdOf(e), &s);
+      const auto [it, added] = cells.emplace(tables::CellOf(e), &s);
       if (!added)
         return Fail(error, "cell " + Describe(e) + " is in both " + it->second->path + " and " + s.path +
                                ": shards must not overlap");
@@ -212,9 +206,9 @@ bool MergeShardTables(const std::vector<ShardTable>& shards, bool allow_partial,
   tables::Table t;
   t.machine_id = first.table.machine_id;
   t.backend = first.table.backend;
-  std::map<CellId, tables::Entry> sorted;
+  std::map<tables::CellKey, tables::Entry> sorted;
   for (const auto& [k, s] : by_index)
-    for (const tables::Entry& e : s->table.entries) sorted.emplace(IdOf(e), e);
+    for (const tables::Entry& e : s->table.entries) sorted.emplace(tables::CellOf(e), e);
   for (auto& [id, e] : sorted) t.entries.push_back(std::move(e));
 
   // The fields every shard has alike, once; the rest per shard.

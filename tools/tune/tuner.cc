@@ -13,6 +13,7 @@
 #include "tools/inputs/views.h"
 #include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
+#include "tools/tune/strings.h"
 
 namespace actgrad::tune {
 
@@ -21,12 +22,6 @@ using json = nlohmann::json;
 namespace {
 
 std::string ModeName(GeluApprox m) { return m == GeluApprox::kTanh ? "tanh" : "none"; }
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 std::string SizeLabel(uint64_t n) {
   if (n >= (uint64_t(1) << 20) && n % (uint64_t(1) << 20) == 0) return std::to_string(n >> 20) + "M";

@@ -34,9 +34,8 @@ ACTGRAD_NATIVE_INLINE __m512h SetLo(double v) {
   return _mm512_set1_ph(static_cast<_Float16>(v - double(static_cast<_Float16>(v))));
 }
 
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
-constexpr double kSeluAlphaScale = kSeluAlpha * kSeluScale;
+constexpr double kSeluScale = ref::kSeluScale;
+constexpr double kSeluAlphaScale = ref::kSeluAlpha * ref::kSeluScale;
 
 // Error-free a + b = s + err (Knuth's TwoSum, any magnitudes).
 ACTGRAD_NATIVE_INLINE __m512h TwoSum(__m512h a, __m512h b, __m512h* err) {

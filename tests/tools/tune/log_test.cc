@@ -15,8 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-testing::TempFiles temp_files("actgrad_tuner_test_");
-std::string TempPath(const std::string& name) { return temp_files.Path(name); }
+using testing::TempPath;
 
 std::string Slurp(const std::string& p) {
   std::ifstream in(p);

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-testing::TempFiles temp_files("actgrad_tuner_key_");
+using testing::TempPath;
 
 MeasurementKey Sample() {
   MeasurementKey k;
@@ -35,12 +35,7 @@ MeasurementKey Sample() {
   return k;
 }
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 TEST(MeasurementKey, EqualKeysHashAlikeAndRoundTrip) {
   const MeasurementKey a = Sample(), b = Sample();
@@ -156,7 +151,7 @@ LogRecord Rec(const std::string& cell, double ns) {
 }
 
 TEST(MeasurementKeyLog, ChangedKeyStartsFreshAndKeepsTheOldLog) {
-  const std::string path = temp_files.Path("changed.log.jsonl");
+  const std::string path = TempPath("changed.log.jsonl");
   const json config = {{"search_version", 9}};
   const MeasurementKey a = Sample();
   MeasurementKey b = a;
@@ -170,7 +165,7 @@ TEST(MeasurementKeyLog, ChangedKeyStartsFreshAndKeepsTheOldLog) {
     log.Append(Rec("c1", 100));
     log.Append(Rec("c2", 200));
   }
-  const std::string old_text = Read(path);
+  const std::string old_text = ReadFile(path);
   // A file already at the name the old log would take is not overwritten.
   const std::string taken = path + ".stale-" + a.Hash();
   { std::ofstream(taken) << "someone else's file\n"; }
@@ -182,12 +177,12 @@ TEST(MeasurementKeyLog, ChangedKeyStartsFreshAndKeepsTheOldLog) {
     const std::string aside = taken + "-2";
     EXPECT_EQ(log.stale_note(), "measurement key changed (git_commit 1234 -> 5678, env OMP_NUM_THREADS unset -> 1): "
                                 "the old log is kept as " + aside + "; starting fresh");
-    EXPECT_EQ(Read(aside), old_text);
-    EXPECT_EQ(Read(taken), "someone else's file\n");
+    EXPECT_EQ(ReadFile(aside), old_text);
+    EXPECT_EQ(ReadFile(taken), "someone else's file\n");
     log.Append(Rec("c1", 300));
   }
   // The new log's header carries the new key; a resume with it replays.
-  const std::string text = Read(path);
+  const std::string text = ReadFile(path);
   EXPECT_NE(text.find("\"measurement_key\""), std::string::npos);
   EXPECT_NE(text.find(b.Hash()), std::string::npos);
   MeasurementLog log;
@@ -199,7 +194,7 @@ TEST(MeasurementKeyLog, ChangedKeyStartsFreshAndKeepsTheOldLog) {
 }
 
 TEST(MeasurementKeyLog, SameKeyReplays) {
-  const std::string path = temp_files.Path("same.log.jsonl");
+  const std::string path = TempPath("same.log.jsonl");
   const json config = {{"search_version", 9}};
   const MeasurementKey a = Sample();
   std::string err;
@@ -216,7 +211,7 @@ TEST(MeasurementKeyLog, SameKeyReplays) {
 }
 
 TEST(MeasurementKeyLog, LogWithoutKeyIsNotResumedUnderOne) {
-  const std::string path = temp_files.Path("nokey.log.jsonl");
+  const std::string path = TempPath("nokey.log.jsonl");
   const json config = {{"search_version", 9}};
   std::string err;
   {
@@ -233,7 +228,7 @@ TEST(MeasurementKeyLog, LogWithoutKeyIsNotResumedUnderOne) {
 }
 
 TEST(MeasurementKeyLog, OtherConfigIsStillRefused) {
-  const std::string path = temp_files.Path("config.log.jsonl");
+  const std::string path = TempPath("config.log.jsonl");
   std::string err;
   {
     MeasurementLog log;

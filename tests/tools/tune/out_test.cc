@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/tools/tune/table_entries.h"
 #include "tests/tools/tune/temp_files.h"
 #include "tiling/table.h"
 #include "tools/tune/out_table.h"
@@ -23,16 +24,7 @@ using testing::TempFiles;
 
 constexpr const char* kMachine = "genuineintel-6-143";
 
-Entry EntryAt(Op op, DType t, Layout layout, int octave, int threads = 1) {
-  Entry e;
-  e.op = op;
-  e.dtype = t;
-  e.layout = layout;
-  e.octave = octave;
-  e.choice = Choice{DefaultVariant(op, t, GeluApprox::kNone)->name, Split{threads, 0, 0}};
-  e.median_ns = 1000.0 * octave;
-  return e;
-}
+using testing::EntryAt;
 
 Table Make(const std::string& machine, std::vector<Entry> entries, const std::string& date) {
   Table t;
@@ -49,12 +41,7 @@ Table Base() {
   return Make(kMachine, es, "base");
 }
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 void Save(const std::string& path, const Table& t) {
   std::string err;
@@ -201,7 +188,7 @@ TEST(WriteRunTable, MergesIntoTheFileAndTheFileValidates) {
 TEST(WriteRunTable, AnEmptyRunOrAMismatchLeavesTheFileAsItWas) {
   TempFiles tmp("actgrad_out_test_");
   Save(tmp.Path("t.json"), Base());
-  const std::string before = Read(tmp.Path("t.json"));
+  const std::string before = ReadFile(tmp.Path("t.json"));
   WriteOutcome w;
   std::string err;
   EXPECT_FALSE(WriteRunTable(tmp.Path("t.json"), Make(kMachine, {}, "empty"), true, &w, &err));
@@ -209,7 +196,7 @@ TEST(WriteRunTable, AnEmptyRunOrAMismatchLeavesTheFileAsItWas) {
   EXPECT_FALSE(WriteRunTable(tmp.Path("t.json"), Make("othervendor-0-0", {EntryAt(Op::kSeluBwd, DType::kF32,
                                                                                 Layout::kContig, 12)}, "x"),
                              false, &w, &err));
-  EXPECT_EQ(Read(tmp.Path("t.json")), before);
+  EXPECT_EQ(ReadFile(tmp.Path("t.json")), before);
 }
 
 TEST(WriteRunTable, AnUncreatableDirectoryIsAnErrorNotAnException) {

@@ -22,8 +22,7 @@ namespace fs = std::filesystem;
 using testing::FakeBackend;
 using testing::SimulatedCrash;
 
-testing::TempFiles temp_files("actgrad_tuner_resume_");
-std::string TempPath(const std::string& name) { return temp_files.Path(name); }
+using testing::TempPath;
 
 
 TuneConfig SmallConfig() {

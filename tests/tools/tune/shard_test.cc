@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "tests/tools/tune/table_entries.h"
 #include "tests/tools/tune/temp_files.h"
 #include "tiling/table.h"
 #include "tools/tune/measurement_key.h"
@@ -22,7 +23,7 @@ using tables::Entry;
 using tables::Layout;
 using tables::Table;
 
-testing::TempFiles temp_files("actgrad_tuner_shard_");
+using testing::TempPath;
 
 TEST(Shard, ParsesKOverN) {
   int k = 0, n = 0;
@@ -105,16 +106,7 @@ MeasurementKey Key() {
   return k;
 }
 
-Entry EntryAt(Op op, DType t, Layout layout, int octave) {
-  Entry e;
-  e.op = op;
-  e.dtype = t;
-  e.layout = layout;
-  e.octave = octave;
-  e.choice = Choice{DefaultVariant(op, t, GeluApprox::kNone)->name, Split{1, 0, 0}};
-  e.median_ns = 100.0 * octave;
-  return e;
-}
+using testing::EntryAt;
 
 // Shard k of n: SELU f32 contig (shard 1) or Softshrink f32 contig (shard 2), octaves 10..12.
 ShardTable Shard(int k, int n, const MeasurementKey& key = Key()) {
@@ -241,7 +233,7 @@ TEST(ShardMerge, Refusals) {
 }
 
 TEST(ShardMerge, FilesWriteAValidTableOrNothing) {
-  const std::string a = temp_files.Path("a.json"), b = temp_files.Path("b.json"), out = temp_files.Path("m.json");
+  const std::string a = TempPath("a.json"), b = TempPath("b.json"), out = TempPath("m.json");
   std::string err;
   ShardTable s1 = Shard(1, 2), s2 = Shard(2, 2);
   ASSERT_TRUE(tables::SaveTableFile(a, s1.table, &err)) << err;

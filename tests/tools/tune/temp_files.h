@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -27,5 +29,18 @@ class TempFiles {
   pid_t pid_ = getpid();
   std::filesystem::path dir_;
 };
+
+// The test binary's own directory, made before main (by the parent, never by
+// a forked child) and shared by its test files: their names differ.
+inline TempFiles test_files("actgrad_tuner_test_");
+inline std::string TempPath(const std::string& name) { return test_files.Path(name); }
+
+// A file's whole contents ("" when it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 }  // namespace actgrad::tune::testing

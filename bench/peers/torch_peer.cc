@@ -31,7 +31,6 @@
 namespace actgrad::peers {
 namespace {
 
-
 bool ScalarTypeOf(DType dt, at::ScalarType* st) {
   switch (dt) {
     case DType::kF32: *st = at::kFloat; return true;

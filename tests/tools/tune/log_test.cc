@@ -17,12 +17,7 @@ namespace fs = std::filesystem;
 
 using testing::TempPath;
 
-std::string Slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 LogRecord Rec(int rep, double ns) { return LogRecord{"cell", "cand", 0, rep, {ns}, 0.001}; }
 
@@ -73,7 +68,7 @@ TEST(Log, TornLastLineIsIgnoredAndCut) {
     log.Append(Rec(1, 12));
   }
   // The new line starts on a line boundary: every line parses.
-  std::istringstream lines(Slurp(p));
+  std::istringstream lines(ReadFile(p));
   std::string line;
   int n = 0;
   while (std::getline(lines, line)) {
@@ -241,7 +236,7 @@ TEST(Log, MalformedHeaderIsAnErrorNotACrash) {
     std::string err;
     EXPECT_FALSE(log.Open(p, {{"x", 6}}, false, &err));
     EXPECT_NE(err.find("no header"), std::string::npos) << err;
-    EXPECT_EQ(Slurp(p), header + "\n");  // not truncated
+    EXPECT_EQ(ReadFile(p), header + "\n");  // not truncated
   }
 }
 
@@ -253,7 +248,7 @@ TEST(Log, OneLineThatIsNotALogIsKept) {
   std::string err;
   EXPECT_FALSE(log.Open(p, {{"x", 7}}, false, &err));
   EXPECT_NE(err.find("no header"), std::string::npos) << err;
-  EXPECT_EQ(Slurp(p), "{\"a\":1}\n");
+  EXPECT_EQ(ReadFile(p), "{\"a\":1}\n");
 }
 
 // A config the header cannot hold (a path that is not UTF-8) is an error

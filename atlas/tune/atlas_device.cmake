@@ -11,6 +11,9 @@
 add_library(actgrad_atlas_device STATIC ${ATLAS_DIR}/tune/atlas_device_backend.cc)
 target_link_libraries(actgrad_atlas_device PUBLIC actgrad_atlas PRIVATE actgrad_inputs actgrad_reference)
 target_compile_options(actgrad_atlas_device PRIVATE -Wall -Wextra)
+# One file, compiled as itself: AtlasDeviceBackend holds types of the file's
+# anonymous namespace, which GCC flags (-Wsubobject-linkage) in a unity unit.
+set_target_properties(actgrad_atlas_device PROPERTIES UNITY_BUILD OFF)
 if(ACTGRAD_ATLAS_CANN)
   # CANN's acl/acl.h before the project's include/acl (on the path for actgrad/).
   target_include_directories(actgrad_atlas_device BEFORE PRIVATE ${ASCEND_HOME_PATH}/include)

@@ -48,7 +48,8 @@ struct LayoutViews {
 // The layout is defined for n elements (strided: n % 1024 == 0; bcast:
 // n % 64 == 0; transposed: n >= 16K and n % 1024 == 0, so at least 16 columns).
 bool LayoutFits(ViewLayout l, size_t n);
-// The largest n' <= n the layout fits (0: none).
+// The largest n' <= n the layout fits (0: none); transposed from 32K up: a
+// multiple of 32K, so that out's rows are whole cache lines.
 size_t FitDown(ViewLayout l, size_t n);
 // The layout applies to the op: bcast only to the ops whose API broadcasts
 // (OpBroadcasts: GELU, Softshrink); every other layout to every op.

@@ -445,7 +445,7 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     // default tile is not offered again for a candidate that has it already
     // (no tile in its split: the same tile, measured twice).
     // Each geometry with the variant and a streaming-store twin: its own, or
-    // for u1 and u8, which have none, the u2 or u4 one.
+    // where there is none (Highway u1 and u8, native u1 and u2), the u2 or u4 one.
     const int64_t es = int64_t(DTypeSize(b.dtype));
     std::vector<std::string> names{best.variant};
     if (const Variant* nt = StreamingTwin(*v); nt && nt != v) names.push_back(nt->name);

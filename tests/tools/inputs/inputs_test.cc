@@ -1,5 +1,6 @@
 // inputs.*: the suite's Rng (tools/inputs/rng.h) gives splitmix64's published
-// sequence, and the operand generator (tools/inputs/op_inputs.h) stays inside
+// sequence, the views of the benchmarks and the tuner fit their sizes,
+// and the operand generator (tools/inputs/op_inputs.h) stays inside
 // the documented ranges, is deterministic and tiles its pattern. The pinned
 // hashes hold the benchmark operands still (a change of these bytes changes
 // every benchmark number): only platform-exact sequences are pinned (uniform
@@ -14,6 +15,7 @@
 #include "reference/reference.h"
 #include "tools/inputs/op_inputs.h"
 #include "tools/inputs/rng.h"
+#include "tools/inputs/views.h"
 
 namespace actgrad::inputs {
 namespace {
@@ -193,6 +195,26 @@ TEST(OpInputs, PlatformExactSequencesArePinned) {
   EXPECT_EQ(Fnv1a(Generate(Op::kLogitGrad, DType::kF32, Role::kX, kN)), 0xb2f0311d6cb673acull);
   EXPECT_EQ(Fnv1a(Generate(Op::kSeluBwd, DType::kI32, Role::kG, kN)), 0x02870860363642ccull);
   EXPECT_EQ(Fnv1a(Generate(Op::kSeluBwd, DType::kI8, Role::kG, kN)), 0xd87a917c42cc0376ull);
+}
+
+// The tuner measures its cells at sizes the layouts fit (FitDown); the
+// transposed view's out rows (n / 1024 elements) are whole 64-byte lines for
+// every dtype from 32K up, as in the benchmarks' views.
+TEST(Views, FitDownKeepsTransposedRowsOnWholeLines) {
+  EXPECT_EQ(FitDown(ViewLayout::kTransposed, 23'726'566), size_t(724) * 32768);  // 2^24 * sqrt(2)
+  EXPECT_EQ(FitDown(ViewLayout::kTransposed, 1u << 24), size_t(1) << 24);
+  EXPECT_EQ(FitDown(ViewLayout::kTransposed, 65535), size_t(32768));
+  EXPECT_EQ(FitDown(ViewLayout::kTransposed, 32767), size_t(31744));  // below 32K: whole 1024s
+  EXPECT_EQ(FitDown(ViewLayout::kTransposed, 16383), size_t(0));
+  EXPECT_EQ(FitDown(ViewLayout::kStrided, 23'726'566), size_t(23'726'566) / 1024 * 1024);
+  EXPECT_EQ(FitDown(ViewLayout::kBcast, 100), size_t(64));
+  for (size_t n : {size_t(32768), size_t(1'474'560), size_t(724) * 32768}) {
+    const LayoutViews v = ViewsOf(ViewLayout::kTransposed, n);
+    ASSERT_EQ(v.out.dims.size(), 2u);
+    EXPECT_EQ(v.out.dims[0], 1024);
+    EXPECT_EQ(v.out.dims[1] * 2 % 64, 0) << n;  // a 16-bit out row in whole lines
+    EXPECT_EQ(v.x.strides[0], 1);                 // x read down the storage's columns
+  }
 }
 
 }  // namespace

@@ -134,8 +134,8 @@ const std::vector<Variant>& Variants();
 const Variant* FindVariant(std::string_view name);
 // The variant doing v's work with streaming (non-temporal) stores: v itself
 // if it streams, else its own `.nt` twin, or for unrolls without one (u1,
-// u8; the native families' u2 too) the u2 or u4 one; nullptr where none runs on this CPU (staged
-// variants have none). The tuner's transposed candidates and the runtime's
+// u8; the native families' u2 too) the u2 or u4 one; nullptr where none
+// runs on this CPU (staged variants have none). The tuner's transposed candidates and the runtime's
 // whole-line rule (tiling/dispatch.h StreamingOnWholeLines) both use it.
 const Variant* StreamingTwin(const Variant& v);
 // Index in Variants(), or -1.

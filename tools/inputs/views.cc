@@ -50,7 +50,8 @@ size_t FitDown(ViewLayout l, size_t n) {
   size_t q = 1;  // the layout's quantum
   if (l == ViewLayout::kStrided || l == ViewLayout::kTransposed) q = 1024;
   // Transposed out rows of n/1024 elements: a multiple of 32 from 32K up
-  // makes them whole 64-byte lines for every dtype, as the benchmarks' views
+  // makes them whole 64-byte lines for the 16- and 32-bit dtypes (an i8 row
+  // is then a multiple of half a line), as the benchmarks' views
   // and most a framework hands over; the tuner then measures the streaming
   // stores the runtime takes there (StreamingOnWholeLines, tiling/dispatch.h).
   if (l == ViewLayout::kTransposed && n >= kTransposeLineQuantum) q = kTransposeLineQuantum;

@@ -199,7 +199,7 @@ TEST(OpInputs, PlatformExactSequencesArePinned) {
 
 // The tuner measures its cells at sizes the layouts fit (FitDown); the
 // transposed view's out rows (n / 1024 elements) are whole 64-byte lines for
-// every dtype from 32K up, as in the benchmarks' views.
+// the 16- and 32-bit dtypes from 32K up, as in the benchmarks' views.
 TEST(Views, FitDownKeepsTransposedRowsOnWholeLines) {
   EXPECT_EQ(FitDown(ViewLayout::kTransposed, 23'726'566), size_t(724) * 32768);  // 2^24 * sqrt(2)
   EXPECT_EQ(FitDown(ViewLayout::kTransposed, 1u << 24), size_t(1) << 24);

@@ -113,80 +113,129 @@ HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY
   }
 }
 
-// 16-bit: 8x8 blocks with 128-bit vectors. (Two per 256-bit vector, stored
-// by 128-bit halves, measured slower on Zen 4: 0.17 vs 0.12 TSC cycles per
-// element for a 64x64 tile.)
+// 16-bit: 8x8 within each 128-bit block. In: v0..v7 (columns 0-7, lanes
+// along the rows), out: v_i = row i of each block's 8 rows (columns 0-7).
+template <class D, class V>
+HWY_INLINE void Transpose8x8Blocks16(D d, V& v0, V& v1, V& v2, V& v3, V& v4, V& v5, V& v6, V& v7) {
+  const hn::Repartition<uint32_t, D> d32;
+  const hn::Repartition<uint64_t, D> d64;
+  // Stage 1 (16-bit): tXY_lo = rows 0-3 of columns X, Y as 32-bit pairs, tXY_hi rows 4-7.
+  const auto t01l = hn::BitCast(d32, hn::InterleaveLower(d, v0, v1));
+  const auto t01h = hn::BitCast(d32, hn::InterleaveUpper(d, v0, v1));
+  const auto t23l = hn::BitCast(d32, hn::InterleaveLower(d, v2, v3));
+  const auto t23h = hn::BitCast(d32, hn::InterleaveUpper(d, v2, v3));
+  const auto t45l = hn::BitCast(d32, hn::InterleaveLower(d, v4, v5));
+  const auto t45h = hn::BitCast(d32, hn::InterleaveUpper(d, v4, v5));
+  const auto t67l = hn::BitCast(d32, hn::InterleaveLower(d, v6, v7));
+  const auto t67h = hn::BitCast(d32, hn::InterleaveUpper(d, v6, v7));
+  // Stage 2 (32-bit): uA_ij = rows i, j as two 4-column halves (64-bit lanes),
+  // A = columns 0-3, B = columns 4-7.
+  const auto uA01 = hn::BitCast(d64, hn::InterleaveLower(d32, t01l, t23l));
+  const auto uA23 = hn::BitCast(d64, hn::InterleaveUpper(d32, t01l, t23l));
+  const auto uA45 = hn::BitCast(d64, hn::InterleaveLower(d32, t01h, t23h));
+  const auto uA67 = hn::BitCast(d64, hn::InterleaveUpper(d32, t01h, t23h));
+  const auto uB01 = hn::BitCast(d64, hn::InterleaveLower(d32, t45l, t67l));
+  const auto uB23 = hn::BitCast(d64, hn::InterleaveUpper(d32, t45l, t67l));
+  const auto uB45 = hn::BitCast(d64, hn::InterleaveLower(d32, t45h, t67h));
+  const auto uB67 = hn::BitCast(d64, hn::InterleaveUpper(d32, t45h, t67h));
+  // Stage 3 (64-bit): row i = its columns 0-3 from uA, 4-7 from uB.
+  v0 = hn::BitCast(d, hn::InterleaveLower(d64, uA01, uB01));
+  v1 = hn::BitCast(d, hn::InterleaveUpper(d64, uA01, uB01));
+  v2 = hn::BitCast(d, hn::InterleaveLower(d64, uA23, uB23));
+  v3 = hn::BitCast(d, hn::InterleaveUpper(d64, uA23, uB23));
+  v4 = hn::BitCast(d, hn::InterleaveLower(d64, uA45, uB45));
+  v5 = hn::BitCast(d, hn::InterleaveUpper(d64, uA45, uB45));
+  v6 = hn::BitCast(d, hn::InterleaveLower(d64, uA67, uB67));
+  v7 = hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67));
+}
+
+// 16-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end):
+// 8x8 with 128-bit vectors; 16x16 with 256-bit ones (8x8 in each 128-bit
+// half, for columns 0-7 and 8-15, the halves then joined as in Transpose32).
 template <class D>
 HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY_RESTRICT src, int64_t cs,
                             int64_t ld, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
-  static_assert(hn::MaxLanes(D()) == 8, "8 16-bit lanes");
+  constexpr int64_t kN = int64_t(hn::MaxLanes(D()));
+  static_assert(kN == 8 || kN == 16, "8 or 16 16-bit lanes");
   using V = hn::Vec<D>;
-  const hn::Repartition<uint32_t, D> d32;
-  const hn::Repartition<uint64_t, D> d64;
-  // Each step reads 8 rows x 16 bytes, two cache lines' worth, so each
-  // step prefetches two lines of the next strip's rows (columns c0 + 8..15,
-  // the same span), ending as the strip ends. Without it the 8 short streams of
-  // a strip (a 1024-row tile of 16-bit rows: 2 KB each) start cold: SELU f16
-  // 16M on Zen 3, the tile copy alone 12.5-14.2 -> 8.1-8.6 ms (1024 x 128
-  // tiles), 17.7 -> 10.2-11.4 (128 x 128); the 20 16-bit transposed cells
-  // through the API 0.775 of the time (docs/performance.md, "Session 39").
-  // The 32-bit copy (4 KB streams) measured no gain from it.
+  // Each step reads kN rows x kN elements, so each step prefetches as many
+  // lines of the next strip's rows (columns c0 + kN.., the same span),
+  // ending as the strip ends. Without it the short streams of a strip (a
+  // 1024-row tile of 16-bit rows: 2 KB each) start cold: SELU f16 16M on
+  // Zen 3, the 8x8 copy alone 12.5-14.2 -> 8.1-8.6 ms (1024 x 128 tiles),
+  // 17.7 -> 10.2-11.4 (128 x 128); the 20 16-bit transposed cells through
+  // the API 0.775 of the time (docs/performance.md, "Session 39"). The
+  // 32-bit copy (4 KB streams) measured no gain from it. Into the L2, not
+  // the L1: a 16x16 strip of 2 KB rows is 32 KB, the whole L1 of Zen 3/4,
+  // so lines fetched into the L1 a strip ahead were evicted before use
+  // (SELU bf16 16M on Zen 4, 1024 x 64 tiles, copy alone 6.9-7.2 -> 6.0-6.4
+  // ms; docs/performance.md, "Session 42").
+  constexpr int kLinesPerStep = int(kN * kN * 2 / 64);
   const int64_t span = r_end - r_begin;
-  for (int64_t c0 = c_begin; c0 < c_end; c0 += 8) {
+  for (int64_t c0 = c_begin; c0 < c_end; c0 += kN) {
     const uint16_t* s = src + c0 * cs;
-    const uint16_t* next_row = s + 8 * cs + r_begin;  // the next strip's row being prefetched
-    int64_t next_rows = c0 + 8 < c_end ? 8 : 0, next_at = 0;
-    for (int64_t r0 = r_begin; r0 < r_end; r0 += 8) {
-      for (int line = 0; line < 2 && next_rows > 0; ++line) {
-        hwy::Prefetch(next_row + next_at);
+    const uint16_t* next_row = s + kN * cs + r_begin;  // the next strip's row being prefetched
+    int64_t next_rows = c0 + kN < c_end ? kN : 0, next_at = 0;
+    for (int64_t r0 = r_begin; r0 < r_end; r0 += kN) {
+      for (int line = 0; line < kLinesPerStep && next_rows > 0; ++line) {
+        __builtin_prefetch(next_row + next_at, 0, 2);  // to the L2 (x86 prefetcht1, Arm PLDL2KEEP)
         next_at += 64 / int64_t(sizeof(uint16_t));
         if (next_at >= span) next_at = 0, next_row += cs, --next_rows;
       }
       // Named vectors, not arrays: SVE vectors are sizeless types.
-      const V v0 = hn::LoadU(d, s + 0 * cs + r0), v1 = hn::LoadU(d, s + 1 * cs + r0);
-      const V v2 = hn::LoadU(d, s + 2 * cs + r0), v3 = hn::LoadU(d, s + 3 * cs + r0);
-      const V v4 = hn::LoadU(d, s + 4 * cs + r0), v5 = hn::LoadU(d, s + 5 * cs + r0);
-      const V v6 = hn::LoadU(d, s + 6 * cs + r0), v7 = hn::LoadU(d, s + 7 * cs + r0);
-      // Stage 1 (16-bit): tXY_lo = rows 0-3 of columns X, Y as 32-bit pairs, tXY_hi rows 4-7.
-      const auto t01l = hn::BitCast(d32, hn::InterleaveLower(d, v0, v1));
-      const auto t01h = hn::BitCast(d32, hn::InterleaveUpper(d, v0, v1));
-      const auto t23l = hn::BitCast(d32, hn::InterleaveLower(d, v2, v3));
-      const auto t23h = hn::BitCast(d32, hn::InterleaveUpper(d, v2, v3));
-      const auto t45l = hn::BitCast(d32, hn::InterleaveLower(d, v4, v5));
-      const auto t45h = hn::BitCast(d32, hn::InterleaveUpper(d, v4, v5));
-      const auto t67l = hn::BitCast(d32, hn::InterleaveLower(d, v6, v7));
-      const auto t67h = hn::BitCast(d32, hn::InterleaveUpper(d, v6, v7));
-      // Stage 2 (32-bit): uA_ij = rows i, j as two 4-column halves (64-bit lanes),
-      // A = columns 0-3, B = columns 4-7.
-      const auto uA01 = hn::BitCast(d64, hn::InterleaveLower(d32, t01l, t23l));
-      const auto uA23 = hn::BitCast(d64, hn::InterleaveUpper(d32, t01l, t23l));
-      const auto uA45 = hn::BitCast(d64, hn::InterleaveLower(d32, t01h, t23h));
-      const auto uA67 = hn::BitCast(d64, hn::InterleaveUpper(d32, t01h, t23h));
-      const auto uB01 = hn::BitCast(d64, hn::InterleaveLower(d32, t45l, t67l));
-      const auto uB23 = hn::BitCast(d64, hn::InterleaveUpper(d32, t45l, t67l));
-      const auto uB45 = hn::BitCast(d64, hn::InterleaveLower(d32, t45h, t67h));
-      const auto uB67 = hn::BitCast(d64, hn::InterleaveUpper(d32, t45h, t67h));
-      // Stage 3 (64-bit): row i = its columns 0-3 from uA, 4-7 from uB.
+      V v0 = hn::LoadU(d, s + 0 * cs + r0), v1 = hn::LoadU(d, s + 1 * cs + r0);
+      V v2 = hn::LoadU(d, s + 2 * cs + r0), v3 = hn::LoadU(d, s + 3 * cs + r0);
+      V v4 = hn::LoadU(d, s + 4 * cs + r0), v5 = hn::LoadU(d, s + 5 * cs + r0);
+      V v6 = hn::LoadU(d, s + 6 * cs + r0), v7 = hn::LoadU(d, s + 7 * cs + r0);
+      Transpose8x8Blocks16(d, v0, v1, v2, v3, v4, v5, v6, v7);
       uint16_t* o = dst + r0 * ld + c0;
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA01, uB01)), d, o + 0 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA01, uB01)), d, o + 1 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA23, uB23)), d, o + 2 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA23, uB23)), d, o + 3 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA45, uB45)), d, o + 4 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA45, uB45)), d, o + 5 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, uA67, uB67)), d, o + 6 * ld);
-      hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67)), d, o + 7 * ld);
+      if constexpr (kN == 8) {
+        hn::StoreU(v0, d, o + 0 * ld);
+        hn::StoreU(v1, d, o + 1 * ld);
+        hn::StoreU(v2, d, o + 2 * ld);
+        hn::StoreU(v3, d, o + 3 * ld);
+        hn::StoreU(v4, d, o + 4 * ld);
+        hn::StoreU(v5, d, o + 5 * ld);
+        hn::StoreU(v6, d, o + 6 * ld);
+        hn::StoreU(v7, d, o + 7 * ld);
+      } else {
+        V w0 = hn::LoadU(d, s + 8 * cs + r0), w1 = hn::LoadU(d, s + 9 * cs + r0);
+        V w2 = hn::LoadU(d, s + 10 * cs + r0), w3 = hn::LoadU(d, s + 11 * cs + r0);
+        V w4 = hn::LoadU(d, s + 12 * cs + r0), w5 = hn::LoadU(d, s + 13 * cs + r0);
+        V w6 = hn::LoadU(d, s + 14 * cs + r0), w7 = hn::LoadU(d, s + 15 * cs + r0);
+        Transpose8x8Blocks16(d, w0, w1, w2, w3, w4, w5, w6, w7);
+        // v_i: row i (columns 0-7) | row 8 + i (columns 0-7); w_i: the same for columns 8-15.
+        hn::StoreU(hn::ConcatLowerLower(d, w0, v0), d, o + 0 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w1, v1), d, o + 1 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w2, v2), d, o + 2 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w3, v3), d, o + 3 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w4, v4), d, o + 4 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w5, v5), d, o + 5 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w6, v6), d, o + 6 * ld);
+        hn::StoreU(hn::ConcatLowerLower(d, w7, v7), d, o + 7 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w0, v0), d, o + 8 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w1, v1), d, o + 9 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w2, v2), d, o + 10 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w3, v3), d, o + 11 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w4, v4), d, o + 12 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w5, v5), d, o + 13 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w6, v6), d, o + 14 * ld);
+        hn::StoreU(hn::ConcatUpperUpper(d, w7, v7), d, o + 15 * ld);
+      }
     }
   }
 }
 
-// The tags: for 32-bit 256-bit on x86 with AVX2 or AVX-512 (512-bit
-// shuffles bring nothing on Zen 4 and 16x16 would need cross-block ops
-// Highway 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128) and for
-// 16-bit everywhere.
+// The tags: 256-bit on x86 with AVX2 or AVX-512 (512-bit shuffles bring
+// nothing on Zen 4, and 16x16 32-bit blocks would need cross-block ops
+// Highway 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128). 16-bit
+// 16x16 blocks on 256-bit against 8x8 on 128-bit: in the L1 about 1.3x as
+// fast (SELU f16 32K, 1024 x 128 tiles, Zen 4); from memory, with the
+// prefetch into the L2 (Transpose16), SELU bf16 16M, copy alone 7.6-7.9 ->
+// 6.6-6.8 ms.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 template <typename T>
-using WideTag = hn::FixedTag<T, (sizeof(T) == 4 ? 32 : 16) / sizeof(T)>;
+using WideTag = hn::FixedTag<T, 32 / sizeof(T)>;
 #else
 template <typename T>
 using WideTag = hn::FixedTag<T, 16 / sizeof(T)>;
@@ -204,7 +253,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   constexpr int64_t kWideRows = int64_t(hn::MaxLanes(WideTag<T>()));
   constexpr int64_t kNarrowRows = int64_t(hn::MaxLanes(NarrowTag<T>()));
   // Columns per block: 32-bit: as many as rows per 128-bit-or-256-bit block (8 or 4); 16-bit: 8.
-  constexpr int64_t kWideCols = sizeof(T) == 4 ? kWideRows : 8;
+  constexpr int64_t kWideCols = kWideRows;
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     if (r0 >= r1 || c0 >= c1) return;

@@ -9,7 +9,8 @@
 //   cs == 1 (or nc == 1): one memcpy per row (one in all if rs == nc);
 //   rs == 1, esize 4 or 2: SIMD block transposes (32-bit: 8x8 with 256-bit
 //     vectors on AVX2/AVX-512, then 4x4 with 128-bit on what is left, 4x4
-//     only elsewhere; 16-bit: 8x8 with 128-bit vectors), the edges scalar;
+//     only elsewhere; 16-bit: 16x16 with 256-bit vectors on AVX2/AVX-512,
+//     then 8x8 with 128-bit, 8x8 only elsewhere), the edges scalar;
 //     esize 1 takes the scalar loop;
 //   anything else: the scalar double loop, the inner loop along the smaller
 //     |stride|.

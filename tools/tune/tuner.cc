@@ -178,11 +178,12 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
           break;
         }
     }
-    // The candidates carry the default tile; the chosen one's tile (a
-    // transposed view's, measured at its thread count) is about pages and
-    // cache lines per tile, not threads: one thread takes it too (SELU f32
-    // 16M transposed on one thread: 256x256 17 ms, 1024x64 12).
-    if (e.one_thread) {
+    // Without a one-thread stage the candidate carries the default tile; the
+    // chosen one's tile (a transposed view's, measured at its thread count)
+    // is about pages and cache lines per tile more than threads: one thread
+    // takes it (SELU f32 16M transposed on one thread: 256x256 17 ms, 1024x64
+    // 12). The stage measured its choice with a tile of its own.
+    if (e.one_thread && !o.one_thread) {
       e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
       e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
     }
@@ -243,15 +244,25 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
 }
 
 // A threaded winner's one-thread choice (Entry::one_thread, what the
-// dispatch runs when the caller allows one thread). The halving drops the
-// one-thread candidates in its first round on a sample or two each (the
-// threaded ones beat them all at large n), so its order among them is
-// mostly noise: SELU f32 strided 16M on Zen 3 shipped u8.avx2 (12.9-14.9 ms
-// on one thread) over u4.avx2.nt (10.2-11.7 ms). Here they get a screen of
-// their own on fresh samples, logged under "<cell>/1t", within what is left
-// of the cell's allowance; when that cuts candidates, the last of the
-// search's order go first, after the best of each trait value (streaming
-// stores or not) has been moved up.
+// dispatch runs when the caller allows one thread), in three steps logged
+// under "<cell>/1t...", within what is left of the cell's allowance:
+//  1. a screen of the one-thread candidates on fresh samples ("/1t"), keeping
+//     two. The halving drops them in its first round on a sample or two each
+//     (the threaded ones beat them all at large n), so its order among them
+//     is mostly noise: SELU f32 strided 16M on Zen 3 shipped u8.avx2
+//     (12.9-14.9 ms on one thread) over u4.avx2.nt (10.2-11.7 ms). When the
+//     allowance cuts candidates, the last of the search's order go first,
+//     after the best of each trait value (streaming stores or not) has been
+//     moved up;
+//  2. the screen's best against its split refinements ("/1t/split": for a
+//     transposed view the gathered tile, measured on one thread rather than
+//     inherited from the threaded winner);
+//  3. that winner and the screen's runner-up on fresh samples spread over the
+//     placements (Search::Compare, "/1t"), the lower median taken. The screen
+//     measures on placement 0 only, where one layout of the operands can
+//     favour a candidate the others do not (SELU bf16 strided 16M on Zen 4:
+//     the screen took u1, 20 % faster at placement 0, the benchmarks measure
+//     u1 4.3-7.8 ms over placements and u4.nt 3.6-3.9).
 static void ChooseOneThread(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
   constexpr int kKeepFirst = 2;
   if (o->chosen.cand.split.threads <= 1 || be.Deterministic()) return;
@@ -260,14 +271,32 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
     if (c.split.threads == 1) cands.push_back(c);
   if (o->incumbent.cand.split.threads == 1) cands.push_back(o->incumbent.cand);
   if (cands.size() < 2) return;
-  for (Choice& c : cands) {  // measured with the tile they ship with (ToEntry)
+  for (Choice& c : cands) {  // measured first with the threaded winner's tile
     c.split.tile_rows = o->chosen.cand.split.tile_rows;
     c.split.tile_cols = o->chosen.cand.split.tile_cols;
   }
+  const double start = search.spent();
+  auto left = [&] { return std::max(0.0, budget_sec - (search.spent() - start)); };
   KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
-  const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 1, budget_sec);
-  o->one_thread = r.chosen;
+  const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 2, 0.6 * budget_sec);
   AddStage(r, o);
+  CandidateStats best = r.chosen;
+  std::vector<Choice> refinements = be.SplitRefinements(o->cell, best.cand);
+  if (!refinements.empty()) {
+    refinements.insert(refinements.begin(), best.cand);
+    const CellOutcome t = search.RunScreen(key + "/1t/split", o->cell, std::move(refinements), 1, 0.5 * left());
+    AddStage(t, o);
+    best = t.chosen;
+  }
+  if (r.runner_up && r.runner_up->cand.Key() != best.cand.Key()) {
+    const int reps = 2 * std::max(1, search.options().final_placements);
+    const auto [sb, sr] = search.Compare(key + "/1t", o->cell, best.cand, r.runner_up->cand, reps);
+    const double mb = Median(sb), mr = Median(sr);
+    best.samples = sb, best.median = mb, best.spread_pct = SpreadPct(sb);
+    if (mr < mb) best = CandidateStats{r.runner_up->cand, sr, mr, SpreadPct(sr)};
+    o->decision += "; one thread over placements: " + Fmt("%.4g", std::min(mb, mr)) + " vs " + Fmt("%.4g", std::max(mb, mr)) + " ns";
+  }
+  o->one_thread = best;
 }
 
 // After a group's cells (res->cells from `first` on): each layout's series

@@ -4,6 +4,8 @@
 // and the table records.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fake_backend.h"
 #include "tiling/table.h"
 #include "tools/tune/tuner.h"
@@ -132,6 +134,68 @@ TEST(Entry, OneThreadChoiceIsScreenedOnFreshSamples) {
   EXPECT_EQ(e.one_thread->split.threads, 1);
   ASSERT_TRUE(c.one_thread.has_value());
   EXPECT_NE(log.Find(c.key + "/1t", Choice{"v4", Split{1, 0, 0}}.Key(), 0, 0), nullptr);
+}
+
+// The one-thread screen measures on placement 0 only; its best and its
+// runner-up then meet on samples spread over the placements. Here the
+// fastest one-thread variant at octave 20 (v4, TrueTime) is fast at
+// placement 0 only, 1.5x slower at the others: the runner-up (v5, 6 %
+// slower everywhere) is the one-thread choice.
+TEST(Entry, OneThreadChoiceHoldsOverPlacements) {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {20};
+  cfg.budget_sec = 1e6;
+  ASSERT_GE(cfg.search.final_placements, 2);
+  FakeBackend be;
+  be.placement_factor = [](const Choice& c, int placement) {
+    return c.variant == "v4" && c.split.threads == 1 && placement != 0 ? 1.5 : 1.0;
+  };
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.table.entries.size(), 1u);
+  const CellOutcome& c = r.cells[0];
+  const tables::Entry& e = r.table.entries[0];
+  ASSERT_GT(e.choice.split.threads, 1);
+  ASSERT_TRUE(e.one_thread.has_value());
+  EXPECT_EQ(e.one_thread->variant, "v5");
+  EXPECT_EQ(e.one_thread->split.threads, 1);
+  // The comparison was logged (a resumed run replays it), at every placement.
+  std::set<int> placements;
+  for (int rep = 0; rep < 2 * cfg.search.final_placements; ++rep) {
+    const LogRecord* rec = log.Find(c.key + "/1t", e.one_thread->Key(), kConfirmRound, rep);
+    ASSERT_NE(rec, nullptr) << "rep " << rep;
+    placements.insert(rec->placement);
+  }
+  EXPECT_EQ(int(placements.size()), cfg.search.final_placements);
+}
+
+// The one-thread screen's best meets its own split refinements on one
+// thread: v4 (even: a "staged" variant in the fake backend) is 6 % faster
+// with stage tile 8192, and the entry's one-thread choice carries it,
+// not the threaded winner's split.
+TEST(Entry, OneThreadChoiceGetsItsOwnSplit) {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {20};
+  cfg.budget_sec = 1e6;
+  FakeBackend be;
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.table.entries.size(), 1u);
+  const tables::Entry& e = r.table.entries[0];
+  ASSERT_GT(e.choice.split.threads, 1);
+  ASSERT_TRUE(e.one_thread.has_value());
+  EXPECT_EQ(e.one_thread->variant, "v4");
+  EXPECT_EQ(e.one_thread->split.threads, 1);
+  EXPECT_EQ(e.one_thread->split.stage_tile, 8192);
+  EXPECT_NE(log.Find(r.cells[0].key + "/1t/split", e.one_thread->Key(), 0, 0), nullptr);
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   const NarrowTag<T> dn;
   constexpr int64_t kWideRows = int64_t(hn::MaxLanes(WideTag<T>()));
   constexpr int64_t kNarrowRows = int64_t(hn::MaxLanes(NarrowTag<T>()));
-  // Columns per block: 32-bit: as many as rows per 128-bit-or-256-bit block (8 or 4); 16-bit: 8.
+  // Columns per block: as many as rows (32-bit 8 or 4, 16-bit 16 or 8).
   constexpr int64_t kWideCols = kWideRows;
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {

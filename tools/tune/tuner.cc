@@ -292,9 +292,10 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
     const int reps = 2 * std::max(1, search.options().final_placements);
     const auto [sb, sr] = search.Compare(key + "/1t", o->cell, best.cand, r.runner_up->cand, reps);
     const double mb = Median(sb), mr = Median(sr);
-    best.samples = sb, best.median = mb, best.spread_pct = SpreadPct(sb);
-    if (mr < mb) best = CandidateStats{r.runner_up->cand, sr, mr, SpreadPct(sr)};
-    o->decision += "; one thread over placements: " + Fmt("%.4g", std::min(mb, mr)) + " vs " + Fmt("%.4g", std::max(mb, mr)) + " ns";
+    best = mr < mb ? CandidateStats{r.runner_up->cand, sr, mr, SpreadPct(sr)}
+                   : CandidateStats{best.cand, sb, mb, SpreadPct(sb)};
+    o->decision += "; one thread over placements: " + Fmt("%.4g", std::min(mb, mr)) + " vs " +
+                   Fmt("%.4g", std::max(mb, mr)) + " ns";
   }
   o->one_thread = best;
 }

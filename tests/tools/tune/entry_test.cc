@@ -98,26 +98,37 @@ TEST(Entry, SplitRefinementsAreSearchedAndTheFasterOnesPicked) {
   EXPECT_GT(r.table.entries[2].choice.split.threads, 1);  // octave 20: threads pay off
 }
 
+// The three one-thread tests below: SELU f32 at octave 20 (threads win it),
+// an unbounded budget.
+TuneConfig OneCellConfig() {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {20};
+  cfg.budget_sec = 1e6;
+  return cfg;
+}
+
+TuneResult RunInMemory(FakeBackend& be, const TuneConfig& cfg, MeasurementLog& log) {
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  return RunTuning(be, log, cfg, *progress);
+}
+
 // A threaded winner's one-thread choice comes from a screen of the one-thread
 // candidates on fresh samples ("<cell>/1t"), not from the halving's first
 // round, where they lose to the threaded ones on a sample or two each. Here
 // the fastest one-thread variant (v4 at octave 20: TrueTime) has two slow
 // first samples, as a noisy neighbour would make them.
 TEST(Entry, OneThreadChoiceIsScreenedOnFreshSamples) {
-  TuneConfig cfg = TuneConfig::Defaults(false);
-  cfg.ops = {Op::kSeluBwd};
-  cfg.dtypes = {DType::kF32};
-  cfg.octaves = {20};
+  TuneConfig cfg = OneCellConfig();
   cfg.screen_keep = 8;
-  cfg.budget_sec = 1e6;
   FakeBackend be;
   be.sample_factor = [](const Choice& c, int k) {
     return c.variant == "v4" && c.split.threads == 1 && k < 2 ? 1.5 : 1.0;
   };
   MeasurementLog log;
-  log.OpenInMemory(cfg.ToJson());
-  auto progress = Progress::Silent();
-  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  const TuneResult r = RunInMemory(be, cfg, log);
   ASSERT_EQ(r.table.entries.size(), 1u);
   const CellOutcome& c = r.cells[0];
   const tables::Entry& e = r.table.entries[0];
@@ -142,20 +153,14 @@ TEST(Entry, OneThreadChoiceIsScreenedOnFreshSamples) {
 // placement 0 only, 1.5x slower at the others: the runner-up (v5, 6 %
 // slower everywhere) is the one-thread choice.
 TEST(Entry, OneThreadChoiceHoldsOverPlacements) {
-  TuneConfig cfg = TuneConfig::Defaults(false);
-  cfg.ops = {Op::kSeluBwd};
-  cfg.dtypes = {DType::kF32};
-  cfg.octaves = {20};
-  cfg.budget_sec = 1e6;
+  const TuneConfig cfg = OneCellConfig();
   ASSERT_GE(cfg.search.final_placements, 2);
   FakeBackend be;
   be.placement_factor = [](const Choice& c, int placement) {
     return c.variant == "v4" && c.split.threads == 1 && placement != 0 ? 1.5 : 1.0;
   };
   MeasurementLog log;
-  log.OpenInMemory(cfg.ToJson());
-  auto progress = Progress::Silent();
-  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  const TuneResult r = RunInMemory(be, cfg, log);
   ASSERT_EQ(r.table.entries.size(), 1u);
   const CellOutcome& c = r.cells[0];
   const tables::Entry& e = r.table.entries[0];
@@ -178,16 +183,9 @@ TEST(Entry, OneThreadChoiceHoldsOverPlacements) {
 // with stage tile 8192, and the entry's one-thread choice carries it,
 // not the threaded winner's split.
 TEST(Entry, OneThreadChoiceGetsItsOwnSplit) {
-  TuneConfig cfg = TuneConfig::Defaults(false);
-  cfg.ops = {Op::kSeluBwd};
-  cfg.dtypes = {DType::kF32};
-  cfg.octaves = {20};
-  cfg.budget_sec = 1e6;
   FakeBackend be;
   MeasurementLog log;
-  log.OpenInMemory(cfg.ToJson());
-  auto progress = Progress::Silent();
-  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  const TuneResult r = RunInMemory(be, OneCellConfig(), log);
   ASSERT_EQ(r.table.entries.size(), 1u);
   const tables::Entry& e = r.table.entries[0];
   ASSERT_GT(e.choice.split.threads, 1);

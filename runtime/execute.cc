@@ -198,23 +198,21 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       for (int k = 0; k < 3; ++k) col0[k] = ops[k]->base + c0 * cs[k] * int64_t(esize);
       KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
       if (!p.packed) {
-        // Inputs in place (or x a splat: its rows are its elements): the
-        // kernel reads the row table's offsets directly, one call per
-        // stretch of the tile inside one block of the table.
-        for (int64_t done = 0; done < nr;) {
-          int64_t outer[3];
-          const int64_t* off[3];
-          const int64_t m = rows.Take(nr - done, outer, off);
-          runs.count = size_t(m);
-          runs.g = col0[0] + outer[0];
-          runs.x = col0[1] + outer[1];
-          runs.out = const_cast<char*>(col0[2]) + outer[2];
-          runs.g_off = off[0];
-          runs.x_off = off[1];
-          runs.out_off = off[2];
-          v.fn(a);
-          done += m;
-        }
+        // Inputs in place (or x a splat: its rows are its elements): one
+        // kernel call per tile, on the row table's offsets directly where
+        // one block of the table holds the tile, else on the tile's offsets
+        // written into the workspace (RowWalker::TakeAll).
+        int64_t outer[3];
+        const int64_t* off[3];
+        rows.TakeAll(nr, outer, off, offs);
+        runs.count = size_t(nr);
+        runs.g = col0[0] + outer[0];
+        runs.x = col0[1] + outer[1];
+        runs.out = const_cast<char*>(col0[2]) + outer[2];
+        runs.g_off = off[0];
+        runs.x_off = off[1];
+        runs.out_off = off[2];
+        v.fn(a);
         continue;
       }
       for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]

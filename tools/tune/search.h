@@ -4,7 +4,9 @@
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
 // the challenger is faster with p < alpha and a median gain >= min_gain;
 // among the challengers, the same margin decides: one that does not beat a
-// simpler one (`preference`) by it yields to the simpler one.
+// simpler one (`preference`) by it yields to the simpler one. Where a gain of
+// at least min_gain failed the test only, the two take a second look (as many
+// samples again each, pooled, p < alpha / 2) before the verdict.
 // The screening and halving rounds measure on placement 0 (operand layout,
 // Backend::SetPlacement); the final round spreads every finalist's samples
 // over placements 0..final_placements-1 alike, so that a choice never rests
@@ -142,8 +144,9 @@ class Search {
                   std::optional<Choice> incumbent, int keep, double budget_sec);
   double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                 CellOutcome* out);
-  // Where repetition `rep` of `round` is measured: the final and the
-  // confirmation rounds cycle through the placements, the others use 0.
+  // Where repetition `rep` of `round` is measured: the final round, its
+  // second look and the confirmation rounds cycle through the placements,
+  // the others use 0.
   int PlacementFor(int round, int rep) const;
 
   Backend& backend_;
@@ -159,6 +162,9 @@ class Search {
 // The log key of the final round (rounds of the halving count from 0).
 inline constexpr int kFinalRound = 100;
 inline constexpr int kConfirmRound = 101;  // Search::Compare
+// The final round's second look (Search::Run): more samples of two
+// finalists whose gain failed the U test only.
+inline constexpr int kSecondLookRound = 102;
 
 // Deterministic shuffle (Fisher-Yates over a splitmix64 stream): the same
 // seed and key give the same order on every platform.

@@ -70,7 +70,9 @@ json TuneConfig::ToJson() const {
   // thread rules (table schema 4).
   // 11: ties (not faster by the margin: p < alpha and min_gain) go to the
   // backend's simpler candidate.
-  j["search_version"] = 11;
+  // 12: a gain of at least the margin that failed the U test only gets a
+  // second look (round 102) before the verdict (search.h kSecondLookRound).
+  j["search_version"] = 12;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));

@@ -198,7 +198,7 @@ TEST(ResumeWithPlacements, LoggedAndReplayedAtTheirPlacements) {
     while (std::getline(in, line)) {
       LogRecord r;
       if (!MeasurementLog::FromJson(nlohmann::json::parse(line), &r)) continue;
-      const bool spread = r.round == kFinalRound || r.round == kConfirmRound;
+      const bool spread = r.round == kFinalRound || r.round == kSecondLookRound || r.round == kConfirmRound;
       EXPECT_EQ(r.placement, spread ? r.rep % 4 : 0) << line;
       final_lines += spread;
     }

@@ -126,6 +126,7 @@ TEST(Search, SignificantButSmallGainsAreTies) {
   SCOPED_TRACE(o.decision);
   EXPECT_EQ(o.chosen.cand.variant, "v3");
   EXPECT_NE(o.decision.find("tie: the simpler v3"), std::string::npos);
+  EXPECT_NE(o.decision.find("faster: below the 2% margin)"), std::string::npos);
 }
 
 TEST(Search, LargeCellsPreferThreads) {
@@ -368,6 +369,85 @@ TEST(Search, FinalRoundOverPlacementsPicksTheSteadyCandidate) {
     EXPECT_EQ(switches, 3);
     EXPECT_EQ(be.measured_at.back(), 3);
   }
+}
+
+// Two candidates, v0 (the incumbent, 100) and v1 (90); v1's samples 1-14 (its
+// final round: sample 0 is the probe) alternate 72 and 117, a median 5 %
+// faster but no evidence for the U test; later samples are 90.
+class SecondLook : public FakeBackend {
+ public:
+  std::vector<Choice> Candidates(const Cell&) override { return {Choice{"v0", {}}, Choice{"v1", {}}}; }
+  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
+    auto v = FakeBackend::Measure(b, c, reps, m);
+    const int k = per_key[std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key()] - 1;
+    for (double& x : v) {
+      x = x / TrueTime(b, c) * (c.variant == "v1" ? 90.0 : 100.0);
+      if (c.variant == "v1" && k >= 1 && k <= 14) x *= k % 2 ? 0.8 : 1.3;
+    }
+    return v;
+  }
+};
+
+// A gain of at least the margin that fails the test only is looked at again:
+// as many samples again of both, over the placements, pooled, at alpha / 2.
+TEST(Search, UndecidedGainsGetASecondLook) {
+  SecondLook be;
+  be.noise = 0.01;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  SearchOptions opts;
+  Search s(be, log, opts);
+  const Cell b = B(7);
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), be.Default(b), 1e9);
+  SCOPED_TRACE(o.decision);
+  EXPECT_EQ(o.chosen.cand.variant, "v1");
+  EXPECT_TRUE(o.challenger_won);
+  EXPECT_LT(o.p_value, opts.alpha / 2);
+  EXPECT_NE(o.decision.find("against the incumbent: second look (first "), std::string::npos);
+  EXPECT_EQ(o.chosen.samples.size(), size_t(2 * opts.final_reps));  // the verdict's samples: both looks
+  EXPECT_NEAR(o.chosen.median, 90.0, 2.0);
+  for (const char* v : {"v0", "v1"})
+    for (int rep = 0; rep < opts.final_reps; ++rep) {
+      const LogRecord* r = log.Find("c", Choice{v, {}}.Key(), kSecondLookRound, rep);
+      ASSERT_NE(r, nullptr) << v << " rep " << rep;
+      EXPECT_EQ(r->placement, rep % opts.final_placements);
+    }
+
+  // Without the budget for it: the first look's verdict stands, and says so.
+  SecondLook be2;
+  be2.noise = 0.01;
+  MeasurementLog log2;
+  log2.OpenInMemory({});
+  Search s2(be2, log2, opts);
+  const CellOutcome o2 = s2.RunCell("c", b, be2.Candidates(b), be2.Default(b), 0.0);
+  SCOPED_TRACE(o2.decision);
+  EXPECT_EQ(o2.chosen.cand.variant, "v0");
+  EXPECT_FALSE(o2.challenger_won);
+  EXPECT_NE(o2.decision.find("not significant"), std::string::npos);
+  EXPECT_NE(o2.decision.find("no second look (budget)"), std::string::npos);
+  EXPECT_EQ(log2.Find("c", Choice{"v1", {}}.Key(), kSecondLookRound, 0), nullptr);
+}
+
+// The tie rule asks the same: a fastest finalist whose gain over a simpler
+// one failed the test only is looked at again before the tie goes to the
+// simpler one; and the note says why a tie was a tie.
+TEST(Search, TiesLookAgainAndSayWhy) {
+  SecondLook be;
+  be.noise = 0.01;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  Search s(be, log, SearchOptions{});
+  // The incumbent v9 (100) and two challengers: v0 (100, the simpler) and
+  // v1 (90, its final round noisy).
+  s.preference = [](const Choice& c) { return c.variant == "v0" ? 0 : 1; };
+  const Cell b = B(7);
+  const CellOutcome o = s.RunCell("c", b, be.Candidates(b), Choice{"v9", {}}, 1e9);
+  SCOPED_TRACE(o.decision);
+  EXPECT_EQ(o.chosen.cand.variant, "v1");
+  EXPECT_TRUE(o.challenger_won);
+  EXPECT_EQ(o.decision.find("tie: the simpler"), std::string::npos);
+  EXPECT_NE(o.decision.find("; tie: second look"), std::string::npos);
+  EXPECT_NE(log.Find("c", Choice{"v0", {}}.Key(), kSecondLookRound, 0), nullptr);
 }
 
 TEST(Search, StopFlagInterrupts) {

@@ -129,6 +129,19 @@ bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
   return true;
 }
 
+// Row-table blocks shorter than this make one kernel call per tile
+// (RowWalker::TakeAll) instead of one per block stretch. A call costs its
+// set-up and, in a streaming-store variant, a store fence: at 16 rows per
+// call (the strided view with an odd n / 1024) SELU bf16 at 16.8M ran 0.29
+// ns per element against 0.19. Filling a tile's offsets costs too: with
+// 256-row blocks (64K, 1024-row tiles) it made the two-thread strided and
+// bcast cells 1.18-1.30x slower, so long blocks keep their calls. At odd
+// sizes (66,560 and 16,778,240 elements, strided and bcast, every op and
+// dtype, three rounds) whole tiles took 0.90-0.98x the time, 0.75x for
+// bcast 64K on two threads, 1.03x for strided 64K on one
+// (docs/performance.md, "Session 43").
+constexpr int64_t kWholeTileBelowBlockRows = 64;
+
 // PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
 // dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
 // call per tile, the tiles shared among the threads. With a gathered input a
@@ -198,21 +211,28 @@ void ExecuteRuns(const Plan& p, void* workspace) {
       for (int k = 0; k < 3; ++k) col0[k] = ops[k]->base + c0 * cs[k] * int64_t(esize);
       KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
       if (!p.packed) {
-        // Inputs in place (or x a splat: its rows are its elements): one
-        // kernel call per tile, on the row table's offsets directly where
-        // one block of the table holds the tile, else on the tile's offsets
+        // Inputs in place (or x a splat: its rows are its elements): the
+        // kernel reads the row table's offsets directly, one call per
+        // stretch of the tile inside one block of the table; where the
+        // table's blocks are short, one call per tile on the tile's offsets
         // written into the workspace (RowWalker::TakeAll).
-        int64_t outer[3];
-        const int64_t* off[3];
-        rows.TakeAll(nr, outer, off, offs);
-        runs.count = size_t(nr);
-        runs.g = col0[0] + outer[0];
-        runs.x = col0[1] + outer[1];
-        runs.out = const_cast<char*>(col0[2]) + outer[2];
-        runs.g_off = off[0];
-        runs.x_off = off[1];
-        runs.out_off = off[2];
-        v.fn(a);
+        const bool whole = table.block < kWholeTileBelowBlockRows;
+        for (int64_t done = 0; done < nr;) {
+          int64_t outer[3];
+          const int64_t* off[3];
+          int64_t m = nr;
+          if (whole) rows.TakeAll(nr, outer, off, offs);
+          else m = rows.Take(nr - done, outer, off);
+          runs.count = size_t(m);
+          runs.g = col0[0] + outer[0];
+          runs.x = col0[1] + outer[1];
+          runs.out = const_cast<char*>(col0[2]) + outer[2];
+          runs.g_off = off[0];
+          runs.x_off = off[1];
+          runs.out_off = off[2];
+          v.fn(a);
+          done += m;
+        }
         continue;
       }
       for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]

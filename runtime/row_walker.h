@@ -141,13 +141,10 @@ class RowWalker {
   // The next nr rows (>= 1) as one stretch, walking on past them: the
   // table's own offsets where one block of it holds them all (as Take), else
   // each row's byte offset (outer[k] + the table's) written into
-  // scratch[k][0..nr), outer = 0. Why: where the table's block is short (the
-  // benchmarks' strided view with an odd n / 1024 has blocks of 16 rows: the
-  // power-of-two part of the dim above is 1), one kernel call per block cost
-  // a call's set-up and, for streaming-store variants, its closing store
-  // fence every 16 runs: SELU bf16 at 16,778,240 elements, one thread,
-  // 0.29 ns per element against 0.19 at 16,777,216 (docs/performance.md,
-  // "Session 43").
+  // scratch[k][0..nr), outer = 0: one kernel call for a tile that spans
+  // several short blocks (the benchmarks' strided view with an odd n / 1024
+  // has blocks of 16 rows: the dim above has no power-of-two part to give).
+  // ExecuteRuns uses it where blocks are short (kWholeTileBelowBlockRows).
   void TakeAll(int64_t nr, int64_t outer[3], const int64_t* off[3], int64_t* const scratch[3]) {
     if (nr <= t_.block - j_) {
       Take(nr, outer, off);

@@ -376,14 +376,16 @@ TEST(Search, FinalRoundOverPlacementsPicksTheSteadyCandidate) {
 // faster but no evidence for the U test; later samples are 90.
 class SecondLook : public FakeBackend {
  public:
+  SecondLook() {
+    noise = 0.01;
+    sample_factor = [](const Choice& c, int k) {
+      return c.variant == "v1" && k >= 1 && k <= 14 ? (k % 2 ? 0.8 : 1.3) : 1.0;
+    };
+  }
   std::vector<Choice> Candidates(const Cell&) override { return {Choice{"v0", {}}, Choice{"v1", {}}}; }
   std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
     auto v = FakeBackend::Measure(b, c, reps, m);
-    const int k = per_key[std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key()] - 1;
-    for (double& x : v) {
-      x = x / TrueTime(b, c) * (c.variant == "v1" ? 90.0 : 100.0);
-      if (c.variant == "v1" && k >= 1 && k <= 14) x *= k % 2 ? 0.8 : 1.3;
-    }
+    for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 90.0 : 100.0);
     return v;
   }
 };
@@ -392,7 +394,6 @@ class SecondLook : public FakeBackend {
 // as many samples again of both, over the placements, pooled, at alpha / 2.
 TEST(Search, UndecidedGainsGetASecondLook) {
   SecondLook be;
-  be.noise = 0.01;
   MeasurementLog log;
   log.OpenInMemory({});
   SearchOptions opts;
@@ -415,7 +416,6 @@ TEST(Search, UndecidedGainsGetASecondLook) {
 
   // Without the budget for it: the first look's verdict stands, and says so.
   SecondLook be2;
-  be2.noise = 0.01;
   MeasurementLog log2;
   log2.OpenInMemory({});
   Search s2(be2, log2, opts);
@@ -433,7 +433,6 @@ TEST(Search, UndecidedGainsGetASecondLook) {
 // simpler one; and the note says why a tie was a tie.
 TEST(Search, TiesLookAgainAndSayWhy) {
   SecondLook be;
-  be.noise = 0.01;
   MeasurementLog log;
   log.OpenInMemory({});
   Search s(be, log, SearchOptions{});

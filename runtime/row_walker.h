@@ -106,8 +106,7 @@ class RowWalker {
   // walking on past them: a tight loop per stretch of tabulated rows, the
   // stretch's bases in registers.
   void Fill(int64_t nr, const char* const base[3], const void** p0, const void** p1, void** p2) {
-    for (int64_t r = 0; r < nr;) {
-      const int64_t m = std::min(nr - r, t_.block - j_);
+    ForStretches(nr, [&](int64_t r, int64_t m) {
       const char* const b0 = base[0] + outer_[0];
       const char* const b1 = base[1] + outer_[1];
       char* const b2 = const_cast<char*>(base[2]) + outer_[2];
@@ -119,10 +118,7 @@ class RowWalker {
         p1[r + i] = b1 + o1[i];
         p2[r + i] = b2 + o2[i];
       }
-      r += m;
-      j_ += m - 1;
-      Next();
-    }
+    });
   }
   // The next stretch of at most `want` rows (>= 1) inside one block of the
   // table, walking on past it: returns its row count m; outer[k] is operand
@@ -150,18 +146,14 @@ class RowWalker {
       Take(nr, outer, off);
       return;
     }
-    for (int64_t r = 0; r < nr;) {
-      const int64_t m = std::min(nr - r, t_.block - j_);
+    ForStretches(nr, [&](int64_t r, int64_t m) {
       for (int k = 0; k < 3; ++k) {
         const int64_t base = outer_[k];
         const int64_t* const o = t_.off[k] + j_;
         int64_t* const dst = scratch[k] + r;
         for (int64_t i = 0; i < m; ++i) dst[i] = base + o[i];
       }
-      r += m;
-      j_ += m - 1;
-      Next();
-    }
+    });
     for (int k = 0; k < 3; ++k) {
       outer[k] = 0;
       off[k] = scratch[k];
@@ -179,6 +171,20 @@ class RowWalker {
   }
 
  private:
+  // The next nr rows as stretches inside one block each: f(r, m) for rows
+  // r..r+m of the nr (block rows j_..j_+m, the block at outer_), walking on
+  // past them.
+  template <class F>
+  void ForStretches(int64_t nr, F&& f) {
+    for (int64_t r = 0; r < nr;) {
+      const int64_t m = std::min(nr - r, t_.block - j_);
+      f(r, m);
+      r += m;
+      j_ += m - 1;
+      Next();
+    }
+  }
+
   const RowTable& t_;
   int64_t j_ = 0;
   int64_t idx_[kMaxDims + 1] = {};

@@ -402,10 +402,8 @@ CellOutcome Search::Run(const std::string& cell, const Cell& b, std::vector<Choi
   if (best == 0) {
     out.decision = "incumbent is fastest";
   } else {
-    const bool looked = !slots[size_t(best)].Round(kSecondLookRound).empty() &&
-                        !slots[0].Round(kSecondLookRound).empty();
-    Verdict v = verdict(best, 0, looked ? opts_.alpha / 2 : opts_.alpha);
-    if (!looked) v = second_look(best, 0, v, "against the incumbent");
+    // The tie's second looks never involve the incumbent: its look is this one.
+    const Verdict v = second_look(best, 0, verdict(best, 0, opts_.alpha), "against the incumbent");
     out.p_value = v.p;
     if (v.beats) {
       chosen = best;

@@ -49,7 +49,10 @@ std::vector<size_t> PlacementOrder(const std::vector<int>& placements, uint64_t 
 
 std::string PlacementList(int count) {
   std::string s;
-  for (int k = 0; k < std::max(count, 1); ++k) s += (k ? "," : "") + std::to_string(k);
+  for (int k = 0; k < std::max(count, 1); ++k) {
+    if (k) s += ',';  // not ("," + to_string): GCC 12's -Wrestrict misfires on operator+(const char*, string&&)
+    s += std::to_string(k);
+  }
   return s;
 }
 

@@ -133,7 +133,8 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
             for (uint64_t n : ns) {
               CellSpec c;
               c.cell = Cell{op, t, layout, k, n, m};
-              c.key = CellKey(c.cell) + (n == RepresentativeN(k, cfg.max_n) ? "" : "@" + std::to_string(n));
+              c.key = CellKey(c.cell);
+              if (n != RepresentativeN(k, cfg.max_n)) (c.key += '@') += std::to_string(n);
               c.group = GroupKey(c.cell);
               // Budget weight: samples of large cells cost more (a call takes
               // longer than a sample's minimum), but beyond 8M elements no cell

@@ -289,6 +289,46 @@ TEST(Tuning, BudgetIsRespectedRoughly) {
   EXPECT_GT(r.budget_cut_cells, 0);
 }
 
+// The progress lines of a run, for the screens' verdicts.
+class LinesProgress : public Progress {
+ public:
+  std::vector<std::string> lines;
+  void Begin(const std::string&, double) override {}
+  void Update(double, const std::string&) override {}
+  void Line(const std::string& text) override { lines.push_back(text); }
+  void End(const std::string&) override {}
+};
+
+// A screen gets its share of the plan plus half of what the cells before it
+// left unused: the first group's screen is cut (its share, 0.18 s, is short
+// of the 96 samples of about 2 ms that halving 24 variants down to 3 takes),
+// the later groups' are not, since the cells (three screened variants each,
+// about 0.3 s) take far less than their allowance (1.6 s).
+TEST(Tuning, ScreensTakeWhatTheCellsLeft) {
+  FakeBackend be;
+  be.variants = 24;
+  be.sleep_sec = 0.002;
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd, Op::kHardswishBwd, Op::kLogitGrad};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {16};
+  cfg.screen_keep = 3;
+  cfg.budget_sec = 6;
+  MeasurementLog log;
+  log.OpenInMemory({});
+  LinesProgress progress;
+  const TuneResult r = RunTuning(be, log, cfg, progress);
+  EXPECT_EQ(r.table.entries.size(), 3u);
+  std::vector<std::string> screens;
+  for (const std::string& l : progress.lines)
+    if (l.rfind("screen ", 0) == 0) screens.push_back(l);
+  ASSERT_EQ(screens.size(), 3u);
+  EXPECT_NE(screens[0].find("(budget cut)"), std::string::npos) << screens[0];
+  EXPECT_EQ(screens[1].find("(budget cut)"), std::string::npos) << screens[1];
+  EXPECT_EQ(screens[2].find("(budget cut)"), std::string::npos) << screens[2];
+  EXPECT_LT(r.spent_sec, cfg.budget_sec);
+}
+
 TEST(Check, BetweenCellsAndTheShippingIncumbent) {
   TuneConfig cfg = SmallConfig();
   cfg.points = TuneConfig::Points::kBoth;

@@ -72,6 +72,7 @@ json TuneConfig::ToJson() const {
   // backend's simpler candidate.
   // 12: a gain of at least the margin that failed the U test only gets a
   // second look (round 102) before the verdict (search.h kSecondLookRound).
+  // 13: a screen's allowance adds half of the run's unspent plan so far.
   j["search_version"] = 13;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));

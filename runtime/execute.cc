@@ -220,9 +220,9 @@ void ExecuteRuns(const Plan& p, void* workspace) {
         for (int64_t done = 0; done < nr;) {
           int64_t outer[3];
           const int64_t* off[3];
-          int64_t m = nr;
-          if (whole) rows.TakeAll(nr, outer, off, offs);
-          else m = rows.Take(nr - done, outer, off);
+          int64_t m = nr - done;  // TakeAll takes them all, Take a stretch
+          if (whole) rows.TakeAll(m, outer, off, offs);
+          else m = rows.Take(m, outer, off);
           runs.count = size_t(m);
           runs.g = col0[0] + outer[0];
           runs.x = col0[1] + outer[1];

@@ -359,7 +359,9 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   const double screen_per_group = det || groups.empty() ? 0.0 : B * cfg.screen_share / double(groups.size());
   double total_weight = 0;
   for (const auto& c : cells) total_weight += c.weight;
-  // Static plan, for progress only: each screen and cell's share of B.
+  // Static plan: each screen and cell's share of B. It drives the progress
+  // display, and the plan so far less the logged cost is the surplus a
+  // screen may draw on (below).
   const double cell_pool = B - screen_per_group * double(groups.size());
 
   Search search(be, log, cfg.search, stop);

@@ -142,6 +142,42 @@ bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
 // (docs/performance.md, "Session 43").
 constexpr int64_t kWholeTileBelowBlockRows = 64;
 
+// Plan::transpose_result: one tile of nr out rows x nc out columns. In the
+// inputs' order the tile is nc runs of nr elements (g and x step by one
+// element along out's rows, by cs[k] from one run to the next): the variant
+// computes them into the scratch tile (rows p.scratch_ld apart; one
+// contiguous call where the runs and the scratch rows are both adjacent),
+// and CopyTileTo transposes the scratch into out's nr rows (rs[2] apart).
+void TransposedResultTile(const Plan& p, KernelArgs& a, Runs& runs, const char* const col0[3], const RowWalker& rows,
+                          int64_t nr, int64_t nc, const int64_t cs[3], const int64_t rs[3], int64_t* const offs[3],
+                          char* scratch) {
+  const Variant& v = *p.kernel.variant;
+  const size_t esize = DTypeSize(p.dtype);
+  const int64_t e = int64_t(esize), ld = p.scratch_ld;
+  const char* g = col0[0] + rows.Offset(0);
+  const char* x = col0[1] + rows.Offset(1);
+  char* out = const_cast<char*>(col0[2]) + rows.Offset(2);
+  if (cs[0] == nr && cs[1] == nr && ld == nr) {
+    a = KernelArgs{g, x, scratch, size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+  } else {
+    for (int64_t j = 0; j < nc; ++j) {
+      offs[0][j] = j * cs[0] * e;
+      offs[1][j] = j * cs[1] * e;
+      offs[2][j] = j * ld * e;
+    }
+    runs.count = size_t(nc);
+    runs.g = g;
+    runs.x = x;
+    runs.out = scratch;
+    runs.g_off = offs[0];
+    runs.x_off = offs[1];
+    runs.out_off = offs[2];
+    a.n = size_t(nr);
+  }
+  v.fn(a);
+  CopyTileTo(out, rs[2], scratch, 1, ld, nr, nc, esize);
+}
+
 // PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
 // dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
 // call per tile, the tiles shared among the threads. With a gathered input a
@@ -178,14 +214,18 @@ void ExecuteRuns(const Plan& p, void* workspace) {
     // the kernel's row offsets and the inputs' tiles. An unpacked tile needs
     // none of it: its offsets are slices of the row table.
     char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
-    const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + tr};
-    void** outp = reinterpret_cast<void**>(ws) + 2 * tr;
-    int64_t* const off0 = reinterpret_cast<int64_t*>(ws + Align64(3 * uint64_t(tr) * sizeof(void*)));
-    int64_t* const offs[3] = {off0, off0 + tr, off0 + 2 * tr};
-    char* next = reinterpret_cast<char*>(off0) + Align64(3 * uint64_t(tr) * sizeof(int64_t));
+    // Room for a tile's runs: its rows, or its columns where the result is
+    // transposed (SizeTile sized the workspace the same way).
+    const int64_t nruns = p.transpose_result ? std::max(tr, tc) : tr;
+    const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + nruns};
+    void** outp = reinterpret_cast<void**>(ws) + 2 * nruns;
+    int64_t* const off0 = reinterpret_cast<int64_t*>(ws + Align64(3 * uint64_t(nruns) * sizeof(void*)));
+    int64_t* const offs[3] = {off0, off0 + nruns, off0 + 2 * nruns};
+    char* next = reinterpret_cast<char*>(off0) + Align64(3 * uint64_t(nruns) * sizeof(int64_t));
     char* tile[2] = {};  // packed: the input's tile
     for (int k = 0; k < 2; ++k)
-      if (p.packed) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+      if (p.packed && !p.transpose_result) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
+    char* const scratch = next;  // Plan::transpose_result: the tile's result in the inputs' order
     Runs runs;
     runs.splat_x = !p.packed && cs[1] == 0;  // a splat g is packed (Plan::packed)
     runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2CacheBytes() ? uint32_t(kPrefetchRuns) : 0;
@@ -233,6 +273,10 @@ void ExecuteRuns(const Plan& p, void* workspace) {
           v.fn(a);
           done += m;
         }
+        continue;
+      }
+      if (p.transpose_result) {
+        TransposedResultTile(p, a, runs, col0, rows, nr, nc, cs, rs, offs, scratch);
         continue;
       }
       for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]

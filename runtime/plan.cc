@@ -335,9 +335,16 @@ void SizeTile(Plan* p) {
   p->tile_rows = std::max<int64_t>(1, std::min({tr, rows, kMaxTileRows}));
   if (p->packed) tc = std::min(tc, kMaxTileElems / p->tile_rows);  // bounds the buffers
   p->tile_cols = std::max<int64_t>(1, std::min(tc, cols));
-  const uint64_t r = uint64_t(p->tile_rows);
+  // The result transposed (Plan::transpose_result): the kernel's runs are the
+  // tile's columns (tile_cols of them, tile_rows long) into one scratch tile.
+  p->transpose_result = split.transpose_result && p->g.gathered && p->x.gathered && d >= 1 &&
+                        p->g.strides[d - 1] == 1 && p->x.strides[d - 1] == 1;
+  constexpr int64_t kAliasBytes = 4096, kLine = 64;
+  p->scratch_ld = p->tile_rows + (p->tile_rows * int64_t(esize) % kAliasBytes == 0 ? kLine / int64_t(esize) : 0);
+  const uint64_t r = uint64_t(p->transpose_result ? std::max(p->tile_rows, p->tile_cols) : p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*)) + Align64(3 * r * sizeof(int64_t));  // row pointers, offsets
-  if (p->packed) bytes += 2 * Align64(r * uint64_t(p->tile_cols) * esize);
+  if (p->transpose_result) bytes += Align64(uint64_t(p->scratch_ld * p->tile_cols) * esize);
+  else if (p->packed) bytes += 2 * Align64(uint64_t(p->tile_rows * p->tile_cols) * esize);
   p->thread_bytes = bytes;
 }
 
@@ -375,7 +382,9 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
   if (plan->numel == 0 || plan->path == PlanPath::kFlat) return ACLNN_SUCCESS;
   if (plan->path == PlanPath::kRuns) {
     SizeTile(plan);
-    if (OutInWholeLines(*plan)) {
+    // A transposed result is written by CopyTileTo, not by the variant,
+    // whose stores go to the scratch tile: streaming would send that to memory.
+    if (!plan->transpose_result && OutInWholeLines(*plan)) {
       const Variant* was = plan->kernel.variant;
       plan->kernel = StreamingOnWholeLines(plan->kernel, plan->dtype, plan->numel);
       if (plan->kernel.variant != was) PrepareVariant(*plan->kernel.variant, plan->params);

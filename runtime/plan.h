@@ -108,6 +108,18 @@ struct Plan {
   // Softshrink f32 [1024, 64] against [1024, 1], 18.5-23.4 us expanded,
   // 10.5-12.5 us as splat runs, 2026-11-27.)
   bool packed = false;
+  // kRuns, Split::transpose_result, g and x both gathered with stride 1
+  // along out's rows (a transposed view's inputs, read along their own
+  // rows): each tile is computed in the inputs' order into a per-thread
+  // scratch tile (scratch_ld elements a row: tile_rows, plus a cache line
+  // where whole rows would be a multiple of 4 KB apart, so that reading the
+  // scratch down its columns does not fall into one L1 set) and transposed
+  // into out by CopyTileTo, with plain stores. One transpose instead of two:
+  // within the L2 1.4-1.8x faster than copying both inputs; from 1M f32
+  // elements the scattered writes into out lose (docs/performance.md,
+  // "Session 45"), so the tuner chooses it per cell.
+  bool transpose_result = false;
+  int64_t scratch_ld = 0;
   RowTable rows;  // kRuns only
 };
 

@@ -9,6 +9,7 @@ std::string Choice::Key() const {
                   std::to_string(split.stage_tile);
   if (split.tile_rows || split.tile_cols)  // keys without a tile stay as they were
     k += "|r" + std::to_string(split.tile_rows) + "x" + std::to_string(split.tile_cols);
+  if (split.transpose_result) k += "|tr";
   return k;
 }
 

@@ -19,8 +19,8 @@ struct Choice {
   std::string variant;
   Split split;
   // Stable identity of the choice: "<variant>|t<threads>|c<chunk>|s<stage_tile>",
-  // then "|r<tile_rows>x<tile_cols>" when the split has a tile
-  // (the tuner's log key; docs/tuning.md).
+  // then "|r<tile_rows>x<tile_cols>" when the split has a tile and "|tr"
+  // when it transposes the result (the tuner's log key; docs/tuning.md).
   std::string Key() const;
   bool operator==(const Choice&) const = default;
 };

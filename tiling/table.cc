@@ -99,6 +99,14 @@ class Fields {
     *out = T(v->is_number_unsigned() ? int64_t(v->get<uint64_t>()) : v->get<int64_t>());
     return true;
   }
+  // A JSON boolean (nothing else: 1 and "true" are refused).
+  bool Bool(const char* key, bool* out, bool required = true) {
+    const json* v = Find(key);
+    if (!v) return !required || Missing(key);
+    if (!v->is_boolean()) return Wrong(key, "true or false", *v);
+    *out = v->get<bool>();
+    return true;
+  }
   // A finite number >= 0 (medians, spreads).
   bool Number(const char* key, double* out, bool required = true) {
     const json* v = Find(key);
@@ -173,10 +181,12 @@ bool ReadBoundedFile(const std::string& path, std::string* text, std::string* er
 // runner_up): v3 "chunk" and "stage_tile"; v1/v2 "tile", the chunk of a CPU
 // table and the stage tile (UB tile length) of another backend's.
 bool SplitFields(Fields& f, int version, bool cpu, Split* out) {
-  if (version >= 3)  // v4 adds the optional "tile_rows" and "tile_cols" (a transposed layout's tile)
+  // v4 adds the optional "tile_rows", "tile_cols" and "transpose_result" (a transposed layout's tile)
+  if (version >= 3)
     return f.Int("chunk", 0, INT64_MAX, &out->chunk, false) && f.Int("stage_tile", 0, INT64_MAX, &out->stage_tile, false) &&
            f.Int("tile_rows", 0, kMaxTileExtent, &out->tile_rows, false) &&
-           f.Int("tile_cols", 0, kMaxTileExtent, &out->tile_cols, false);
+           f.Int("tile_cols", 0, kMaxTileExtent, &out->tile_cols, false) &&
+           f.Bool("transpose_result", &out->transpose_result, false);
   return f.Int("tile", 0, INT64_MAX, cpu ? &out->chunk : &out->stage_tile, false);
 }
 
@@ -381,6 +391,7 @@ bool LoadTableFile(const std::string& path, Table* out, std::string* error, bool
 namespace {
 // A split's tile, written only when it has one (tables without stay as they were).
 void AddTile(const Split& s, json* x) {
+  if (s.transpose_result) (*x)["transpose_result"] = true;
   if (!s.tile_rows && !s.tile_cols) return;
   (*x)["tile_rows"] = s.tile_rows;
   (*x)["tile_cols"] = s.tile_cols;

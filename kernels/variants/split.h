@@ -17,12 +17,17 @@ namespace actgrad {
 // `tile_rows` x `tile_cols`: for views with a transposed input (layout
 // "transposed", runtime/plan.h PlanPath::kRuns), the 2-D tile gathered and
 // computed at a time: runs x elements per run (0 = kDefaultTileRows/Cols).
+// `transpose_result`: where both inputs are transposed the same way, each
+// tile is computed in the inputs' order into a scratch tile, which is then
+// transposed into out (one transpose instead of one per input; runtime/plan.h
+// Plan::transpose_result). Else the inputs are copied into out's order.
 struct Split {
   int threads = 1;
   int64_t chunk = 0;
   int64_t stage_tile = 0;
   int64_t tile_rows = 0;
   int64_t tile_cols = 0;
+  bool transpose_result = false;
   bool operator==(const Split&) const = default;
 };
 

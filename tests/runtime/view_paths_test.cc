@@ -101,6 +101,7 @@ struct Seen {
   int64_t shape[actgrad::rt::kMaxDims] = {};
   In g = In::kAny, x = In::kAny;
   int64_t tile_rows = 0, tile_cols = 0;
+  bool transpose_result = false;  // Plan::transpose_result
   int threads = 0;
   std::string variant;
   // The walk (kRuns): each operand's stride per plan dim, and the plan's
@@ -117,7 +118,8 @@ struct Seen {
     std::ostringstream os;
     os << PathName(path) << " shape [";
     for (int i = 0; i < ndim; ++i) os << (i ? "," : "") << shape[i];
-    os << "] g " << InName(g) << " x " << InName(x) << " tile " << tile_rows << "x" << tile_cols << " threads "
+    os << "] g " << InName(g) << " x " << InName(x) << " tile " << tile_rows << "x" << tile_cols
+       << (transpose_result ? " (result transposed)" : "") << " threads "
        << threads << " variant " << variant;
     return os.str();
   }
@@ -140,6 +142,7 @@ Seen Observe(const Plan& p) {
   }
   s.tile_rows = p.tile_rows;
   s.tile_cols = p.tile_cols;
+  s.transpose_result = p.path == PlanPath::kRuns && p.transpose_result;
   const actgrad::rt::OperandView* ops[3] = {&p.g, &p.x, &p.out};
   for (int k = 0; k < 3; ++k)
     for (int i = 0; i < p.ndim; ++i) s.strides[k][i] = ops[k]->strides[i];
@@ -550,6 +553,75 @@ void TransposedViews(const OpType& p) {
   EXPECT_TRUE(tiles.partial_cols);
 }
 
+// ------------------------------------------------------------- result transposed
+
+// Split::transpose_result forced on the default variant: where g and x are
+// both transposed (stride 1 along out's rows) each tile is computed in the
+// inputs' order and its result transposed into out; any other view keeps the
+// inputs' copies. Tiles of whole input rows (one contiguous call into the
+// scratch, or padded scratch rows when they are 4 KB multiples), partial
+// ones, one row or one column; out contiguous or a slice; batches; offsets.
+void TransposedResult(const OpType& p) {
+  const OpSpec& s = p.spec;
+  const int64_t es = int64_t(Esize(p.t));
+  struct Forced {
+    int threads;
+    int64_t tr, tc;
+  };
+  for (const Forced& f : {Forced{2, 1024, 64}, Forced{1, 13, 7}, Forced{3, 1, 100}, Forced{2, 64, 1}}) {
+    SCOPED_TRACE("threads " + std::to_string(f.threads) + " tile " + std::to_string(f.tr) + "x" + std::to_string(f.tc));
+    actgrad::KernelChoice forced;
+    forced.variant = actgrad::DefaultVariant(s.op, p.t, s.p.gelu_approx);
+    ASSERT_NE(forced.variant, nullptr);
+    forced.split.threads = f.threads;
+    forced.split.tile_rows = f.tr;
+    forced.split.tile_cols = f.tc;
+    forced.split.transpose_result = true;
+    actgrad::ScopedKernelOverride override_kernel(forced);
+    // a x b with a * es a multiple of 4 KB: the scratch rows get a line of padding
+    const int64_t a4k = 4096 / es;
+    const std::pair<int64_t, int64_t> shapes[] = {{70, 200}, {129, 65}, {5, 1000}, {a4k, 40}, {1025, 33}};
+    for (const auto& [a, b] : shapes) {
+      SCOPED_TRACE("a=" + std::to_string(a) + " b=" + std::to_string(b));
+      Seen seen;
+      {  // both transposed, out contiguous
+        Tensor g = Transposed(p.t, a, b), x = Transposed(p.t, a, b, 9), o = Roomy(p.t, {a, b});
+        FillInputs(s, g, x, Seed(p.name, a * b + 10));
+        EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, b, In::kGathered, In::kGathered), &seen));
+        EXPECT_EQ(seen.transpose_result, seen.path == PlanPath::kRuns) << seen.Describe();
+      }
+      {  // both transposed with row padding in their storage, out a slice
+        Tensor g = Strided(p.t, {a, b}, {1, a + 3}, 2), x = Transposed(p.t, a, b);
+        Tensor o = Slice2D(p.t, a, b, b + 5, 1, 3);
+        FillInputs(s, g, x, Seed(p.name, a * b + 11));
+        EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, b, In::kGathered, In::kGathered), &seen));
+        EXPECT_EQ(seen.transpose_result, seen.path == PlanPath::kRuns) << seen.Describe();
+      }
+      {  // x reversed along out's rows: not transposed the same way, so the inputs are copied
+        Tensor g = Transposed(p.t, a, b), x = Strided(p.t, {a, b}, {-1, a}, a - 1 + 4), o = Roomy(p.t, {a, b});
+        FillInputs(s, g, x, Seed(p.name, a * b + 12));
+        EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, b), &seen));
+        EXPECT_FALSE(seen.transpose_result) << seen.Describe();
+      }
+      {  // x contiguous: copied as before
+        Tensor g = Transposed(p.t, a, b), x = Roomy(p.t, {a, b}), o = Roomy(p.t, {a, b});
+        FillInputs(s, g, x, Seed(p.name, a * b + 13));
+        EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, b, In::kGathered, In::kPlain), &seen));
+        EXPECT_FALSE(seen.transpose_result) << seen.Describe();
+      }
+    }
+    {  // batched [3, a, b], both inputs transposed per batch: tiles stay within a batch
+      const int64_t a = 70, b = 100;
+      Tensor g = Strided(p.t, {3, a, b}, {a * b, 1, a}), x = Strided(p.t, {3, a, b}, {a * b + 9, 1, a}, 3);
+      Tensor o = Strided(p.t, {3, a, b}, {a * b + 5, b, 1});
+      FillInputs(s, g, x, Seed(p.name, 79));
+      Seen seen;
+      EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, b, In::kGathered, In::kGathered), &seen));
+      EXPECT_TRUE(seen.transpose_result) << seen.Describe();
+    }
+  }
+}
+
 // ------------------------------------------------------------- negative strides
 
 void NegativeStrides(const OpType& p) {
@@ -725,6 +797,7 @@ TEST(ViewPaths, InnerRunEightDims) { ForAll(OpTypes(), InnerRunEightDims); }
 TEST(ViewPaths, RowBroadcastApi) { ForAll(BcastOpTypes(), RowBroadcastApi); }
 TEST(ViewPaths, ExpandedStrideZero) { ForAll(OpTypes(), ExpandedStrideZero); }
 TEST(ViewPaths, TransposedViews) { ForAll(OpTypes(), TransposedViews); }
+TEST(ViewPaths, TransposedResult) { ForAll(OpTypes(), TransposedResult); }
 TEST(ViewPaths, NegativeStrides) { ForAll(OpTypes(), NegativeStrides); }
 TEST(ViewPaths, ShortRuns) { ForAll(OpTypes(), ShortRuns); }
 TEST(ViewPaths, InPlace) { ForAll(OpTypes(), InPlace); }
@@ -1050,6 +1123,14 @@ TEST(ViewPathsForced, EveryVariantOnRuns) {
       FillInputs(s, g, x, 16);
       Tensor o = g.Alias();
       EXPECT_TRUE(SameAsContiguous(s, g, x, o, Want(t, c, In::kPlain, In::kPlain)));
+    }
+    {  // both inputs transposed, the result transposed (runs of 13 into the scratch tile)
+      actgrad::KernelChoice tr = forced;
+      tr.split.transpose_result = true;
+      actgrad::ScopedKernelOverride override_tile(tr);
+      Tensor g = Transposed(t, 13, c), x = Transposed(t, 13, c, 2), o = Slice2D(t, 13, c, c + 3, 1, 1);
+      FillInputs(s, g, x, 17);
+      EXPECT_TRUE(SameAsContiguous(s, g, x, o, Want(t, c, In::kGathered, In::kGathered)));
     }
   }
   ::testing::Test::RecordProperty("variants", run);

@@ -157,6 +157,32 @@ TEST(Table, GrainsAndMovedBoundariesRoundTrip) {
   EXPECT_FALSE(u.entries[1].rule.has_value());
 }
 
+// A transposed view's tile: its extents and whether the result is
+// transposed (Split::transpose_result) are written only where set, read
+// back the same, and name the choice's key.
+TEST(Table, TransposedTilesRoundTrip) {
+  Table t = Sample();
+  Entry e = t.entries[1];
+  e.layout = tables::Layout::kTransposed;
+  e.choice.split = Split{2, 0, 0, 1024, 64};
+  e.choice.split.transpose_result = true;
+  e.one_thread = Choice{e.choice.variant, Split{1, 0, 0, 512, 64}};
+  t.entries.push_back(e);
+  const nlohmann::json j = tables::ToJson(t);
+  EXPECT_EQ(j["entries"][2]["transpose_result"], true);
+  EXPECT_EQ(j["entries"][2]["tile_rows"], 1024);
+  EXPECT_FALSE(j["entries"][2]["one_thread"].contains("transpose_result"));
+  EXPECT_FALSE(j["entries"][0].contains("transpose_result"));
+  Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(j.dump(), &back, &err)) << err;
+  ExpectEqual(t, back);
+  EXPECT_TRUE(back.entries[2].choice.split.transpose_result);
+  EXPECT_FALSE(back.entries[2].one_thread->split.transpose_result);
+  EXPECT_EQ(e.choice.Key(), e.choice.variant + "|t2|c0|s0|r1024x64|tr");
+  EXPECT_EQ(e.one_thread->Key(), e.choice.variant + "|t1|c0|s0|r512x64");
+}
+
 TEST(ThreadRule, ThreadsPerGrainClampedToAvailable) {
   EXPECT_EQ(ThreadRule{0}.Threads(uint64_t(1) << 30, 96), 1);
   EXPECT_EQ(ThreadRule{1000}.Threads(999, 96), 1);
@@ -356,6 +382,9 @@ TEST(Table, WrongTypesAreRejectedNotTruncated) {
       {"chunk", true, "\"chunk\""},
       {"stage_tile", 4096.5, "\"stage_tile\""},
       {"stage_tile", "4K", "\"stage_tile\""},
+      {"transpose_result", 1, "\"transpose_result\""},
+      {"transpose_result", "true", "\"transpose_result\""},
+      {"one_thread", J{{"variant", "v"}, {"transpose_result", nullptr}}, "one_thread"},
       {"size_lo", 131072.0, "\"size_lo\""},
       {"size_hi", J(uint64_t(262144) + (uint64_t(1) << 63)), "size_hi"},
       {"median_ns", "fast", "\"median_ns\""},

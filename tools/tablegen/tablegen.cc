@@ -17,7 +17,8 @@ using namespace actgrad;
 
 static std::string SplitInit(const Split& s) {
   return "{" + std::to_string(s.threads) + ", " + std::to_string(s.chunk) + ", " + std::to_string(s.stage_tile) + ", " +
-         std::to_string(s.tile_rows) + ", " + std::to_string(s.tile_cols) + "}";
+         std::to_string(s.tile_rows) + ", " + std::to_string(s.tile_cols) + ", " +
+         (s.transpose_result ? "true" : "false") + "}";
 }
 
 static std::string Quote(const std::string& s) {

@@ -73,7 +73,9 @@ json TuneConfig::ToJson() const {
   // 12: a gain of at least the margin that failed the U test only gets a
   // second look (round 102) before the verdict (search.h kSecondLookRound).
   // 13: a screen's allowance adds half of the run's unspent plan so far.
-  j["search_version"] = 13;
+  // 14: a transposed cell's split refinements include tiles whose result is
+  // transposed (Split::transpose_result, log key suffix "|tr").
+  j["search_version"] = 14;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));
@@ -190,6 +192,7 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
     if (e.one_thread && !o.one_thread) {
       e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
       e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
+      e.one_thread->split.transpose_result = o.chosen.cand.split.transpose_result;
     }
   }
   e.spread_pct = std::round(o.chosen.spread_pct * 100) / 100;
@@ -278,6 +281,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
   for (Choice& c : cands) {  // measured first with the threaded winner's tile
     c.split.tile_rows = o->chosen.cand.split.tile_rows;
     c.split.tile_cols = o->chosen.cand.split.tile_cols;
+    c.split.transpose_result = o->chosen.cand.split.transpose_result;
   }
   const double start = search.spent();
   auto left = [&] { return std::max(0.0, budget_sec - (search.spent() - start)); };

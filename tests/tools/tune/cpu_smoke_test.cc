@@ -74,11 +74,23 @@ TEST(CpuBackend, SplitRefinementsFromTheCaches) {
   const Cell tc{Op::kSeluBwd, DType::kF32, "transposed", 20, RepresentativeN(20, uint64_t(1) << 26)};
   const auto tiles = be.SplitRefinements(tc, Choice{DefaultVariant(Op::kSeluBwd, DType::kF32)->name, Split{2, 0, 0}});
   EXPECT_FALSE(tiles.empty());
+  int transposed_results = 0;
   for (const Choice& c : tiles) {
     EXPECT_GT(c.split.tile_rows, 0);
     EXPECT_GT(c.split.tile_cols, 0);
     EXPECT_EQ(c.split.chunk, 0);
     EXPECT_EQ(be.Measure(tc, c, 1, 1e-4).size(), 1u);  // through the API on the transposed view
+    if (!c.split.transpose_result) continue;
+    ++transposed_results;  // the variant writes the scratch tile: plain stores
+    EXPECT_FALSE(FindVariant(c.variant)->nt_stores) << c.Key();
+  }
+  EXPECT_GE(transposed_results, 2);
+  // From a streaming variant, the result-transposed tiles take its plain twin.
+  if (const Variant* nt = StreamingTwin(*DefaultVariant(Op::kSeluBwd, DType::kF32)); nt && nt->nt_stores) {
+    int plain = 0;
+    for (const Choice& c : be.SplitRefinements(tc, Choice{nt->name, Split{1, 0, 0}}))
+      if (c.split.transpose_result) plain += c.variant == nt->name.substr(0, nt->name.size() - 3);
+    EXPECT_GE(plain, 2) << nt->name;
   }
   // The tiles in bytes: out pieces of 256 B at least, within the runtime's
   // packed-tile bound; from a u1 variant (which has no streaming twin) the

@@ -11,6 +11,12 @@
 //                      rs = 1), tile by tile down the columns, no kernel
 //   copy+kernel trans  the same plus the variant on each packed tile,
 //                      writing out's rows: the transposed path without the API
+//   kernel+scatter     the variant on the inputs in their own order into a
+//                      tile, transposed into out (Split::transpose_result)
+//   <peer> copy 1 input  where the benchmarks' peers are built in: oneDNN's
+//                      reorder and ATen's copy_ of g's transposed view into
+//                      out, one operand only: what a vendor's transpose
+//                      costs, beside the transposed path's two copies
 //
 //   actgrad-transpose-probe --op selu_bwd --dtype f32 --n 16777216 --tile 128x128
 //
@@ -27,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "peers/peer.h"
 #include "tiling/dispatch.h"
 #include "tools/inputs/placement.h"
 #include "variants/tile_copy.h"
@@ -135,7 +142,7 @@ int main(int argc, char** argv) {
   // The variant on `count` runs of n elements at pg/px/po[0..count), as
   // offsets from each operand's first run (as the runtime's packed tiles).
   std::vector<int64_t> og(pg.size()), ox(px.size()), oo(po.size());
-  auto run_rows = [&](int64_t count, int64_t n_run) {
+  auto run_rows = [&](int64_t count, int64_t n_run, const Variant& with) {
     for (size_t r = 0; r < size_t(count); ++r) {
       og[r] = static_cast<const char*>(pg[r]) - static_cast<const char*>(pg[0]);
       ox[r] = static_cast<const char*>(px[r]) - static_cast<const char*>(px[0]);
@@ -151,7 +158,7 @@ int main(int argc, char** argv) {
     runs.out_off = oo.data();
     runs.prefetch_runs = 0;
     KernelArgs a{nullptr, nullptr, nullptr, size_t(n_run), params, size_t(kc.split.stage_tile), &runs};
-    v.fn(a);
+    with.fn(a);
   };
   // Tiles down the columns first, as the runtime walks a gathered view.
   auto transposed = [&](bool kernel) {
@@ -168,61 +175,73 @@ int main(int argc, char** argv) {
           px[size_t(r)] = tx.data() + r * nc * int64_t(es);
           po[size_t(r)] = out + ((r0 + r) * cols + c0) * int64_t(es);
         }
-        run_rows(nr, nc);
+        run_rows(nr, nc, v);
       }
     }
   };
   // The other way round: the kernel on the inputs in their own order (each
   // tile's nc input rows of nr elements, one call when they are whole rows)
   // into one tile, which CopyTileTo transposes into out's rows.
+  // As the runtime does it (Plan::transpose_result): the variant's plain
+  // twin, scratch rows a cache line longer than the tile's nr.
+  const Variant* plain = v.nt_stores ? FindVariant(v.name.substr(0, v.name.size() - 3)) : &v;
+  if (!plain) plain = &v;
+  const int64_t ld = tr + 64 / int64_t(es);
+  std::vector<char> scratch(size_t(ld * tc) * es + 64);
   auto scattered = [&] {
     for (int64_t c0 = 0; c0 < cols; c0 += tc) {
       const int64_t nc = std::min(tc, cols - c0);
       for (int64_t r0 = 0; r0 < rows; r0 += tr) {
         const int64_t nr = std::min(tr, rows - r0);
         const int64_t at = (c0 * cols_in + r0) * int64_t(es);
-        if (nr == cols_in) {
-          KernelArgs a{g + at, x + at, tg.data(), size_t(nr * nc), params, size_t(kc.split.stage_tile)};
-          v.fn(a);
-        } else {
-          for (int64_t j = 0; j < nc; ++j) {
-            pg[size_t(j)] = g + at + j * cols_in * int64_t(es);
-            px[size_t(j)] = x + at + j * cols_in * int64_t(es);
-            po[size_t(j)] = tg.data() + j * nr * int64_t(es);
-          }
-          run_rows(nc, nr);
+        for (int64_t j = 0; j < nc; ++j) {
+          pg[size_t(j)] = g + at + j * cols_in * int64_t(es);
+          px[size_t(j)] = x + at + j * cols_in * int64_t(es);
+          po[size_t(j)] = scratch.data() + j * ld * int64_t(es);
         }
-        CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, tg.data(), 1, nr, nr, nc, es);
+        run_rows(nc, nr, *plain);
+        CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, scratch.data(), 1, ld, nr, nc, es);
       }
     }
   };
-  constexpr int kLoops = 5;
-  const char* names[kLoops] = {"read contig", "kernel contig", "copy transposed", "copy+kernel trans",
-                               "kernel+scatter"};
-  const std::function<void()> loops[kLoops] = {read_contig, kernel_contig, [&] { transposed(false); },
-                                               [&] { transposed(true); }, scattered};
+  const double in_bytes = 2.0 * double(n * es), all_bytes = 3.0 * double(n * es);
+  std::vector<std::string> names = {"read contig", "kernel contig", "copy transposed", "copy+kernel trans",
+                                    "kernel+scatter"};
+  std::vector<std::function<void()>> loops = {read_contig, kernel_contig, [&] { transposed(false); },
+                                              [&] { transposed(true); }, scattered};
+  std::vector<double> bytes = {in_bytes, all_bytes, in_bytes, all_bytes, all_bytes};
+  // The peers' copies of g's view (out's dims, g's strides) into out.
+  const peers::StridedView g_view{{rows, cols}, {1, cols_in}};
+  std::vector<std::unique_ptr<peers::Peer>> peer_list = peers::AvailablePeers();
+  const size_t first_peer = loops.size();
+  for (const auto& peer : peer_list)
+    if (auto f = peer->PrepareViewCopy(dt, g_view, g, out, 1)) {
+      names.push_back(peer->Name() + " copy 1 input");
+      loops.push_back(std::move(f));
+      bytes.push_back(2.0 * double(n * es));  // one operand read, one written
+    }
+  const size_t kLoops = loops.size();
   for (const auto& f : loops) f();  // warm-up: pages, factor tables
-  std::vector<double> ms[kLoops];
+  std::vector<std::vector<double>> ms(kLoops);
   for (int r = 0; r < reps; ++r)
-    for (int k = 0; k < kLoops; ++k) ms[k].push_back(MillisOnce(loops[k]));
+    for (size_t k = 0; k < kLoops; ++k) ms[k].push_back(MillisOnce(loops[k]));
   std::printf("op %s dtype %s n %llu view [%lld, %lld] of [%lld, %lld] tile %lldx%lld variant %s, 1 thread, "
               "median of %d\n",
               op_name.c_str(), dtype_name.c_str(), static_cast<unsigned long long>(n), static_cast<long long>(rows),
               static_cast<long long>(cols), static_cast<long long>(cols), static_cast<long long>(rows),
               static_cast<long long>(tr), static_cast<long long>(tc), v.name.c_str(), reps);
-  double med[kLoops];
-  for (int k = 0; k < kLoops; ++k) {
+  std::vector<double> med(kLoops);
+  for (size_t k = 0; k < kLoops; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
     med[k] = ms[k][ms[k].size() / 2];
   }
-  const double in_bytes = 2.0 * double(n * es), all_bytes = 3.0 * double(n * es);
-  for (int k = 0; k < kLoops; ++k) {
-    const double bytes = (k == 0 || k == 2) ? in_bytes : all_bytes;
-    std::printf("%-18s %9.3f ms  %6.1f GB/s  (min %.3f, max %.3f)\n", names[k], med[k], bytes / med[k] / 1e6,
-                ms[k].front(), ms[k].back());
-  }
+  for (size_t k = 0; k < kLoops; ++k)
+    std::printf("%-21s %9.3f ms  %6.1f GB/s  (min %.3f, max %.3f)\n", names[k].c_str(), med[k],
+                bytes[k] / med[k] / 1e6, ms[k].front(), ms[k].back());
   std::printf("copy transposed / read contig %.2fx; copy+kernel trans / kernel contig %.2fx; "
               "kernel+scatter / kernel contig %.2fx\n",
               med[2] / med[0], med[3] / med[1], med[4] / med[1]);
+  for (size_t k = first_peer; k < kLoops; ++k)
+    std::printf("%s / kernel contig %.2fx\n", names[k].c_str(), med[k] / med[1]);
   return 0;
 }

@@ -145,8 +145,7 @@ constexpr int64_t kWholeTileBelowBlockRows = 64;
 // Plan::transpose_result: one tile of nr out rows x nc out columns. In the
 // inputs' order the tile is nc runs of nr elements (g and x step by one
 // element along out's rows, by cs[k] from one run to the next): the variant
-// computes them into the scratch tile (rows p.scratch_ld apart; one
-// contiguous call where the runs and the scratch rows are both adjacent),
+// computes them, one call, into the scratch tile (rows p.scratch_ld apart),
 // and CopyTileTo transposes the scratch into out's nr rows (rs[2] apart).
 void TransposedResultTile(const Plan& p, KernelArgs& a, Runs& runs, const char* const col0[3], const RowWalker& rows,
                           int64_t nr, int64_t nc, const int64_t cs[3], const int64_t rs[3], int64_t* const offs[3],
@@ -157,23 +156,19 @@ void TransposedResultTile(const Plan& p, KernelArgs& a, Runs& runs, const char* 
   const char* g = col0[0] + rows.Offset(0);
   const char* x = col0[1] + rows.Offset(1);
   char* out = const_cast<char*>(col0[2]) + rows.Offset(2);
-  if (cs[0] == nr && cs[1] == nr && ld == nr) {
-    a = KernelArgs{g, x, scratch, size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
-  } else {
-    for (int64_t j = 0; j < nc; ++j) {
-      offs[0][j] = j * cs[0] * e;
-      offs[1][j] = j * cs[1] * e;
-      offs[2][j] = j * ld * e;
-    }
-    runs.count = size_t(nc);
-    runs.g = g;
-    runs.x = x;
-    runs.out = scratch;
-    runs.g_off = offs[0];
-    runs.x_off = offs[1];
-    runs.out_off = offs[2];
-    a.n = size_t(nr);
+  for (int64_t j = 0; j < nc; ++j) {
+    offs[0][j] = j * cs[0] * e;
+    offs[1][j] = j * cs[1] * e;
+    offs[2][j] = j * ld * e;
   }
+  runs.count = size_t(nc);
+  runs.g = g;
+  runs.x = x;
+  runs.out = scratch;
+  runs.g_off = offs[0];
+  runs.x_off = offs[1];
+  runs.out_off = offs[2];
+  a.n = size_t(nr);
   v.fn(a);
   CopyTileTo(out, rs[2], scratch, 1, ld, nr, nc, esize);
 }

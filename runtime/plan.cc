@@ -339,8 +339,8 @@ void SizeTile(Plan* p) {
   // tile's columns (tile_cols of them, tile_rows long) into one scratch tile.
   p->transpose_result = split.transpose_result && p->g.gathered && p->x.gathered && d >= 1 &&
                         p->g.strides[d - 1] == 1 && p->x.strides[d - 1] == 1;
-  constexpr int64_t kAliasBytes = 4096, kLine = 64;
-  p->scratch_ld = p->tile_rows + (p->tile_rows * int64_t(esize) % kAliasBytes == 0 ? kLine / int64_t(esize) : 0);
+  constexpr int64_t kLine = 64;
+  p->scratch_ld = p->tile_rows + kLine / int64_t(esize);
   const uint64_t r = uint64_t(p->transpose_result ? std::max(p->tile_rows, p->tile_cols) : p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*)) + Align64(3 * r * sizeof(int64_t));  // row pointers, offsets
   if (p->transpose_result) bytes += Align64(uint64_t(p->scratch_ld * p->tile_cols) * esize);

@@ -111,13 +111,12 @@ struct Plan {
   // kRuns, Split::transpose_result, g and x both gathered with stride 1
   // along out's rows (a transposed view's inputs, read along their own
   // rows): each tile is computed in the inputs' order into a per-thread
-  // scratch tile (scratch_ld elements a row: tile_rows, plus a cache line
-  // where whole rows would be a multiple of 4 KB apart, so that reading the
-  // scratch down its columns does not fall into one L1 set) and transposed
-  // into out by CopyTileTo, with plain stores. One transpose instead of two:
-  // within the L2 1.4-1.8x faster than copying both inputs; from 1M f32
-  // elements the scattered writes into out lose (docs/performance.md,
-  // "Session 45"), so the tuner chooses it per cell.
+  // scratch tile (scratch_ld elements a row: tile_rows plus a cache line, so
+  // that the tile_cols rows CopyTileTo reads at once are not a power of two
+  // apart, which would put them into a few L1 sets) and transposed into out
+  // by CopyTileTo, with plain stores. One transpose instead of two: within
+  // the L2 1.4-1.9x faster than copying both inputs (docs/performance.md,
+  // "Session 45"); the tuner chooses it per cell.
   bool transpose_result = false;
   int64_t scratch_ld = 0;
   RowTable rows;  // kRuns only

@@ -117,6 +117,31 @@ class DnnlPeer final : public Peer {
     }
   }
 
+  // oneDNN's reorder between two memory descriptors of the same dims, the
+  // source with the view's strides (its JIT transpose kernels, jit:uni).
+  std::function<void()> PrepareViewCopy(DType dtype, const StridedView& src, const void* src_data, void* dst,
+                                        int threads) override {
+    dnnl::memory::data_type dt;
+    if (!DataTypeOf(dtype, &dt)) return {};
+    try {
+      const dnnl::memory::dims dims(src.dims.begin(), src.dims.end());
+      const dnnl::memory::desc from(dims, dt, dnnl::memory::dims(src.strides.begin(), src.strides.end()));
+      const std::vector<int64_t> rm = RowMajorStrides(src.dims);
+      const dnnl::memory::desc to(dims, dt, dnnl::memory::dims(rm.begin(), rm.end()));
+      dnnl::memory mf(from, eng_, const_cast<void*>(src_data)), mt(to, eng_, dst);
+      auto prim = std::make_shared<dnnl::reorder>(mf, mt);
+      const int t = threads < 1 ? 1 : threads;
+      dnnl::stream* s = &stream_;
+      return [prim, mf, mt, t, s]() mutable {
+        omp_set_num_threads(t);
+        prim->execute(*s, mf, mt);
+        s->wait();
+      };
+    } catch (const dnnl::error&) {
+      return {};
+    }
+  }
+
  private:
   dnnl::eltwise_backward::primitive_desc MakePd(dnnl::memory::data_type dt, const Alg& a, size_t n) const {
     const dnnl::memory::desc md({static_cast<dnnl::memory::dim>(n)}, dt, dnnl::memory::format_tag::a);

@@ -48,7 +48,20 @@ class Peer {
     (void)op, (void)dtype, (void)v, (void)g, (void)x, (void)out, (void)p, (void)threads, (void)copy_result;
     return {};
   }
+  // The peer's own copy of one operand's view `src` (dims, strides over
+  // `src_data`) into `dst` in row-major order of the same dims: oneDNN's
+  // reorder primitive, ATen's copy_. On a transposed view, what a vendor's
+  // transpose costs to make one input contiguous: the yardstick beside the
+  // transposed path's two (actgrad-transpose-probe). Empty when unsupported.
+  virtual std::function<void()> PrepareViewCopy(DType dtype, const StridedView& src, const void* src_data, void* dst,
+                                                int threads) {
+    (void)dtype, (void)src, (void)src_data, (void)dst, (void)threads;
+    return {};
+  }
 };
+
+// Row-major strides of dims (in elements).
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 
 // The peers compiled into this binary (empty when none was found at configure time).
 std::vector<std::unique_ptr<Peer>> AvailablePeers();

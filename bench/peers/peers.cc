@@ -5,6 +5,16 @@
 
 namespace actgrad::peers {
 
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size());
+  int64_t step = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    s[i] = step;
+    step *= dims[i];
+  }
+  return s;
+}
+
 std::vector<std::unique_ptr<Peer>> AvailablePeers() {
   std::vector<std::unique_ptr<Peer>> peers;
 #ifdef ACTGRAD_HAVE_TORCH

@@ -201,6 +201,27 @@ class TorchPeer final : public Peer {
     }
   }
 
+  std::function<void()> PrepareViewCopy(DType dtype, const StridedView& src, const void* src_data, void* dst,
+                                        int threads) override {
+    at::ScalarType st;
+    if (!ScalarTypeOf(dtype, &st)) return {};
+    const int t = threads < 1 ? 1 : threads;
+    at::set_num_threads(t);
+    const auto opts = at::TensorOptions().dtype(st);
+    try {
+      at::Tensor from = at::from_blob(const_cast<void*>(src_data), src.dims, src.strides, opts);
+      at::Tensor to = at::from_blob(dst, src.dims, RowMajorStrides(src.dims), opts);
+      auto fn = [from, to, t]() mutable {
+        if (at::get_num_threads() != t) at::set_num_threads(t);
+        to.copy_(from);
+      };
+      fn();
+      return fn;
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+
  private:
   mutable std::mutex mu_;
   mutable std::map<int, bool> probed_;

@@ -76,14 +76,20 @@ HWY_INLINE void Transpose4x4Blocks(D d, V& v0, V& v1, V& v2, V& v3) {
 
 // 32-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end).
 // 128-bit: 4x4; 256-bit: 8x8 (two 4x4 per vector, then the 128-bit halves joined).
-template <class D>
+// kRowsFirst: along dst's rows (a band of kN rows across every column
+// block, then the next band), else down its columns (a strip of kN columns
+// through every row, then the next strip).
+template <bool kRowsFirst, class D>
 HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY_RESTRICT src, int64_t cs,
                             int64_t ld, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
   constexpr size_t kN = HWY_MAX_BYTES >= 32 && hn::MaxLanes(D()) >= 8 ? 8 : 4;
   using V = hn::Vec<D>;
-  for (int64_t c0 = c_begin; c0 < c_end; c0 += int64_t(kN)) {
-    const uint32_t* s = src + c0 * cs;
-    for (int64_t r0 = r_begin; r0 < r_end; r0 += int64_t(kN)) {
+  const int64_t outer_end = kRowsFirst ? r_end : c_end, inner_begin = kRowsFirst ? c_begin : r_begin;
+  const int64_t inner_end = kRowsFirst ? c_end : r_end;
+  for (int64_t a = kRowsFirst ? r_begin : c_begin; a < outer_end; a += int64_t(kN)) {
+    for (int64_t b = inner_begin; b < inner_end; b += int64_t(kN)) {
+      const int64_t r0 = kRowsFirst ? a : b, c0 = kRowsFirst ? b : a;
+      const uint32_t* s = src + c0 * cs;
       uint32_t* o = dst + r0 * ld + c0;
       if constexpr (kN == 8) {
         V a0 = hn::LoadU(d, s + 0 * cs + r0), a1 = hn::LoadU(d, s + 1 * cs + r0);
@@ -152,7 +158,7 @@ HWY_INLINE void Transpose8x8Blocks16(D d, V& v0, V& v1, V& v2, V& v3, V& v4, V& 
 // 16-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end):
 // 8x8 with 128-bit vectors; 16x16 with 256-bit ones (8x8 in each 128-bit
 // half, for columns 0-7 and 8-15, the halves then joined as in Transpose32).
-template <class D>
+template <bool kRowsFirst, class D>
 HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY_RESTRICT src, int64_t cs,
                             int64_t ld, int64_t r_begin, int64_t r_end, int64_t c_begin, int64_t c_end) {
   constexpr int64_t kN = int64_t(hn::MaxLanes(D()));
@@ -170,13 +176,18 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   // so lines fetched into the L1 a strip ahead were evicted before use
   // (SELU bf16 16M on Zen 4, 1024 x 64 tiles, copy alone 6.9-7.2 -> 6.0-6.4
   // ms; docs/performance.md, "Session 42").
-  constexpr int kLinesPerStep = int(kN * kN * 2 / 64);
+  // Along dst's rows (kRowsFirst) the source is a tile in the cache (a
+  // result tile): no prefetch.
+  constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / 64);
   const int64_t span = r_end - r_begin;
-  for (int64_t c0 = c_begin; c0 < c_end; c0 += kN) {
-    const uint16_t* s = src + c0 * cs;
-    const uint16_t* next_row = s + kN * cs + r_begin;  // the next strip's row being prefetched
-    int64_t next_rows = c0 + kN < c_end ? kN : 0, next_at = 0;
-    for (int64_t r0 = r_begin; r0 < r_end; r0 += kN) {
+  const int64_t outer_end = kRowsFirst ? r_end : c_end, inner_begin = kRowsFirst ? c_begin : r_begin;
+  const int64_t inner_end = kRowsFirst ? c_end : r_end;
+  for (int64_t a = kRowsFirst ? r_begin : c_begin; a < outer_end; a += kN) {
+    const uint16_t* next_row = src + (a + kN) * cs + r_begin;  // down the columns: the next strip's row being prefetched
+    int64_t next_rows = !kRowsFirst && a + kN < c_end ? kN : 0, next_at = 0;
+    for (int64_t b = inner_begin; b < inner_end; b += kN) {
+      const int64_t r0 = kRowsFirst ? a : b, c0 = kRowsFirst ? b : a;
+      const uint16_t* s = src + c0 * cs;
       for (int line = 0; line < kLinesPerStep && next_rows > 0; ++line) {
         __builtin_prefetch(next_row + next_at, 0, 2);  // to the L2 (x86 prefetcht1, Arm PLDL2KEEP)
         next_at += 64 / int64_t(sizeof(uint16_t));
@@ -245,7 +256,7 @@ using NarrowTag = hn::FixedTag<T, 16 / sizeof(T)>;
 
 // rs == 1 for T of 4 or 2 bytes: wide blocks, then narrow blocks on what the
 // wide ones left, then scalar edges.
-template <typename T>
+template <bool kRowsFirst, typename T>
 HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_RESTRICT src, int64_t cs,
                               int64_t nr, int64_t nc) {
   const WideTag<T> dw;
@@ -257,8 +268,8 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     if (r0 >= r1 || c0 >= c1) return;
-    if constexpr (sizeof(T) == 4) Transpose32(d, dst, src, cs, ld, r0, r1, c0, c1);
-    else Transpose16(d, dst, src, cs, ld, r0, r1, c0, c1);
+    if constexpr (sizeof(T) == 4) Transpose32<kRowsFirst>(d, dst, src, cs, ld, r0, r1, c0, c1);
+    else Transpose16<kRowsFirst>(d, dst, src, cs, ld, r0, r1, c0, c1);
   };
   const int64_t rw = nr / kWideRows * kWideRows, cw = nc / kWideCols * kWideCols;
   run(dw, 0, rw, 0, cw);
@@ -276,18 +287,24 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
 #endif  // HWY_TARGET != HWY_SCALAR
 
 void CopyTileImpl(void* HWY_RESTRICT dst, int64_t ld, const void* HWY_RESTRICT src, int64_t rs, int64_t cs,
-                  int64_t nr, int64_t nc, size_t esize) {
+                  int64_t nr, int64_t nc, size_t esize, bool rows_first) {
 #if HWY_TARGET != HWY_SCALAR
   if (rs == 1 && nc > 1 && cs != 1) {
+    auto go = [&](auto* d, const auto* s) {
+      if (rows_first) TransposeTile<true>(d, ld, s, cs, nr, nc);
+      else TransposeTile<false>(d, ld, s, cs, nr, nc);
+    };
     if (esize == 4) {
-      TransposeTile(static_cast<uint32_t*>(dst), ld, static_cast<const uint32_t*>(src), cs, nr, nc);
+      go(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src));
       return;
     }
     if (esize == 2) {
-      TransposeTile(static_cast<uint16_t*>(dst), ld, static_cast<const uint16_t*>(src), cs, nr, nc);
+      go(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src));
       return;
     }
   }
+#else
+  (void)rows_first;
 #endif
   tile_copy_detail::CopyTileScalarAny(dst, ld, src, rs, cs, nr, nc, esize);
 }
@@ -351,8 +368,9 @@ void CopyTileScalar(void* dst, const void* src, int64_t rs, int64_t cs, int64_t 
   tile_copy_detail::CopyTileScalarAny(dst, nc, src, rs, cs, nr, nc, esize);
 }
 
-void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
-                size_t esize) {
+namespace {
+void CopyTileOrdered(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
+                     size_t esize, bool rows_first) {
   if (nr <= 0 || nc <= 0) return;
   if (nc == 1) cs = 1;   // one column: its stride is never used
   if (nr == 1) rs = nc, ld = nc;  // one row: likewise
@@ -368,11 +386,17 @@ void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, 
     for (int64_t r = 0; r < nr; ++r) std::memcpy(d + r * dstep, s + r * step, row);
     return;
   }
-  HWY_DYNAMIC_DISPATCH(CopyTileImpl)(dst, ld, src, rs, cs, nr, nc, esize);
+  HWY_DYNAMIC_DISPATCH(CopyTileImpl)(dst, ld, src, rs, cs, nr, nc, esize, rows_first);
+}
+}  // namespace
+
+void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
+                size_t esize) {
+  CopyTileOrdered(dst, ld, src, rs, cs, nr, nc, esize, /*rows_first=*/true);
 }
 
 void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc, size_t esize) {
-  CopyTileTo(dst, nc, src, rs, cs, nr, nc, esize);
+  CopyTileOrdered(dst, nc, src, rs, cs, nr, nc, esize, /*rows_first=*/false);
 }
 }  // namespace actgrad
 #endif

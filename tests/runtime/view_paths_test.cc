@@ -558,9 +558,9 @@ void TransposedViews(const OpType& p) {
 // Split::transpose_result forced on the default variant: where g and x are
 // both transposed (stride 1 along out's rows) each tile is computed in the
 // inputs' order and its result transposed into out; any other view keeps the
-// inputs' copies. Tiles of whole input rows (one contiguous call into the
-// scratch, or padded scratch rows when they are 4 KB multiples), partial
-// ones, one row or one column; out contiguous or a slice; batches; offsets.
+// inputs' copies. Tiles of whole input rows (1024 rows: those of a 4 KB row
+// view too), partial ones, one row or one column; out contiguous or a slice;
+// batches; offsets.
 void TransposedResult(const OpType& p) {
   const OpSpec& s = p.spec;
   const int64_t es = int64_t(Esize(p.t));
@@ -578,7 +578,7 @@ void TransposedResult(const OpType& p) {
     forced.split.tile_cols = f.tc;
     forced.split.transpose_result = true;
     actgrad::ScopedKernelOverride override_kernel(forced);
-    // a x b with a * es a multiple of 4 KB: the scratch rows get a line of padding
+    // a x b with a * es a multiple of 4 KB: out's rows 4 KB apart
     const int64_t a4k = 4096 / es;
     const std::pair<int64_t, int64_t> shapes[] = {{70, 200}, {129, 65}, {5, 1000}, {a4k, 40}, {1025, 33}};
     for (const auto& [a, b] : shapes) {

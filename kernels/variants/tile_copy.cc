@@ -183,7 +183,8 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   const int64_t outer_end = kRowsFirst ? r_end : c_end, inner_begin = kRowsFirst ? c_begin : r_begin;
   const int64_t inner_end = kRowsFirst ? c_end : r_end;
   for (int64_t a = kRowsFirst ? r_begin : c_begin; a < outer_end; a += kN) {
-    const uint16_t* next_row = src + (a + kN) * cs + r_begin;  // down the columns: the next strip's row being prefetched
+    // Down the columns: the next strip's row being prefetched (along the rows: none).
+    const uint16_t* next_row = kRowsFirst ? src : src + (a + kN) * cs + r_begin;
     int64_t next_rows = !kRowsFirst && a + kN < c_end ? kN : 0, next_at = 0;
     for (int64_t b = inner_begin; b < inner_end; b += kN) {
       const int64_t r0 = kRowsFirst ? a : b, c0 = kRowsFirst ? b : a;

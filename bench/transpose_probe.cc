@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   // into one tile, which CopyTileTo transposes into out's rows.
   // As the runtime does it (Plan::transpose_result): the variant's plain
   // twin, scratch rows a cache line longer than the tile's nr.
-  const Variant* plain = v.nt_stores ? FindVariant(v.name.substr(0, v.name.size() - 3)) : &v;
+  const Variant* plain = PlainTwin(v);
   if (!plain) plain = &v;
   const int64_t ld = tr + 64 / int64_t(es);
   std::vector<char> scratch(size_t(ld * tc) * es + 64);

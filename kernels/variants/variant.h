@@ -138,6 +138,11 @@ const Variant* FindVariant(std::string_view name);
 // runs on this CPU (staged variants have none). The tuner's transposed candidates and the runtime's
 // whole-line rule (tiling/dispatch.h StreamingOnWholeLines) both use it.
 const Variant* StreamingTwin(const Variant& v);
+// The other way: the variant doing v's work with plain stores, v itself if
+// it stores plainly, else the same name without `.nt`; nullptr where that
+// does not run on this CPU. For writes into a scratch tile that must stay
+// cached (Split::transpose_result: the tuner's candidates, the transpose probe).
+const Variant* PlainTwin(const Variant& v);
 // Index in Variants(), or -1.
 int VariantIndex(std::string_view name);
 // Preference of targets, widest first (0 = best; unknown targets last): the

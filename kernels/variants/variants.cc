@@ -113,6 +113,14 @@ const Variant* StreamingTwin(const Variant& v) {
   return nullptr;
 }
 
+const Variant* PlainTwin(const Variant& v) {
+  if (!v.nt_stores) return &v;
+  constexpr std::string_view kNt = ".nt";
+  if (!std::string_view(v.name).ends_with(kNt)) return nullptr;
+  const Variant* t = FindVariant(std::string_view(v.name).substr(0, v.name.size() - kNt.size()));
+  return t && t->supported && !t->nt_stores ? t : nullptr;
+}
+
 // The untuned default: the accurate reference-grade approximation for each
 // op on the widest supported target, register upcast (bf16cvt is one: bf16
 // widened in registers, rounded back by the native AVX512_BF16 conversion),

@@ -505,6 +505,15 @@ TEST(KernelList, NamesAreUniqueAndFieldsConsistent) {
     EXPECT_EQ(v.op == Op::kGeluBwd || v.gelu_mode == GeluApprox::kNone, true) << v.name;
     EXPECT_GE(v.claimed_max_err, 0.0) << v.name;
     EXPECT_EQ(VariantIndex(v.name), &v - Variants().data()) << v.name;
+    // PlainTwin: v itself when it stores plainly, else its name without .nt (where that runs here).
+    const Variant* plain = PlainTwin(v);
+    if (!v.nt_stores) {
+      EXPECT_EQ(plain, &v) << v.name;
+    } else if (plain) {
+      EXPECT_FALSE(plain->nt_stores) << v.name;
+      EXPECT_TRUE(plain->supported) << v.name;
+      EXPECT_EQ(plain->name + ".nt", v.name);
+    }
   }
   EXPECT_EQ(FindVariant("no.such.variant"), nullptr);
 }

@@ -490,8 +490,7 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     // rows wins (SELU and Hardswish at 64K, actgrad-transpose-probe: 1024 x
     // 64 f32 0.018-0.019 ms, 64 x 64 0.024); the smaller ones are for the
     // larger sizes and for two threads, where 1024 rows make few tiles.
-    const Variant* plain = v->nt_stores ? FindVariant(best.variant.substr(0, best.variant.size() - 3)) : v;
-    if (plain && plain->supported && !plain->nt_stores)
+    if (const Variant* plain = PlainTwin(*v))
       for (auto [r, bytes] : {std::pair<int64_t, int64_t>{1024, 256}, {512, 256}, {256, 256}}) {
         Split s{threads, best.split.chunk, best.split.stage_tile, r, bytes / es};
         s.transpose_result = true;

@@ -1,6 +1,6 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
-Subcommands: plot, compare, stability, tables-agree, record, dashboard, history run, synth.
+Subcommands: plot, compare, stability, figures, tables-agree, record, dashboard, history run, synth.
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
 significant regression, 2 bad input: a bad file, option, --db or output path,
 or an error of the database itself (read-only, corrupt, unreachable); one line
@@ -71,6 +71,11 @@ def cmd_compare(a):
 def cmd_stability(a):
     from . import stability
     return stability.run(a)
+
+
+def cmd_figures(a):
+    from . import figures
+    return figures.run(a)
 
 
 def cmd_tables_agree(a):
@@ -209,6 +214,20 @@ def parser():
                    "(default 5%%)")
     s.add_argument("--md", metavar="FILE", help="also write the table as markdown (for docs/performance.md)")
     s.set_defaults(fn=cmd_stability)
+
+    from .figures import SECTIONS
+    s = sub.add_parser("figures", help="a run's figures as markdown tables (README, docs/performance.md)",
+                       description="The figures of a scripts/bench results file as markdown tables: the machine "
+                       "and date, then per op, dtype, size and threads the shipping path's median time, its "
+                       "share of the in-run limit and the ratio to the faster peer (performance: also the "
+                       "views, phase one, the limits and the goals met). Exit 0, or 2 on bad input.")
+    s.add_argument("file", metavar="RESULTS.json", help="a scripts/bench results file (results/<date>-<host>.json)")
+    s.add_argument("--section", choices=SECTIONS, default="performance",
+                   help="readme: 64K on one thread and the largest size on the most threads; performance "
+                   "(default): every table")
+    s.add_argument("--write", metavar="FILE", help="replace the block between '<!-- figures:begin SECTION -->' "
+                   "and '<!-- figures:end -->' in FILE instead of printing")
+    s.set_defaults(fn=cmd_figures)
 
     s = sub.add_parser("tables-agree", help="do two tiling tables choose alike?",
                        description="Per cell both tables have: the same variant, threads at the tuned size "

@@ -6,9 +6,10 @@ figures are chosen so that every cell of the table is known: GELU f32 64K one th
 PyTorch's bf16 kernel (no fp16 peer) at 1.6x, a strided view at 90 % of contiguous and 4x PyTorch on it.
 """
 
+import json
 import os
 
-from conftest import DATA, run_cli
+from conftest import DATA, run_cli, write_json
 
 FIXTURE = os.path.join(DATA, "bench-figures.json")
 
@@ -41,8 +42,8 @@ def test_performance_section_has_views_phase_one_limits_and_goals():
     assert "| gelu_bwd | f32 | 500 ns |" in out                        # phase one
     assert "| 16M | 2 | 60.0 | 50.0 | 60.0 |" in out                    # stream_nt, stream_plain, limit
     assert "| 16M | 1 | 45.0 | 40.0 | 45.0 |" in out
-    assert "| G2 | 0 | 1 | 0 | gelu_bwd f32 64K t1 |" in out            # 2x oneDNN, goal 3x
-    assert "| V1 strided | 1 | 1 | 0 | - |" in out
+    assert "| G2 | 0 | 1 | 0 | 0 | gelu_bwd f32 64K t1 |" in out        # 2x oneDNN, goal 3x
+    assert "| V1 strided | 1 | 1 | 0 | 0 | - |" in out
 
 
 def test_write_replaces_only_the_marked_block_and_is_repeatable(tmp_path):
@@ -86,3 +87,17 @@ def test_a_run_without_api_benchmarks_is_a_clear_error():
     r = run_cli("figures", os.path.join(DATA, "gbench-1.7-repetitions.json"))
     assert r.code == 2
     assert "no api/<op>.<dtype>.contig.phase2 benchmark" in r.err and "Traceback" not in r.err
+
+
+def test_a_run_without_peers_has_no_peer_columns_and_says_so(tmp_path):
+    with open(FIXTURE) as f:
+        doc = json.load(f)
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if not b["name"].startswith("peer/")]
+    doc["context"]["actgrad_peers"] = "none"
+    r = run_cli("figures", write_json(tmp_path / "nopeers.json", doc))
+    assert r.code == 0, r
+    assert "no peers (the programs were built without PyTorch and oneDNN)" in r.out.splitlines()[0]
+    assert "faster peer" not in r.out and "torch (same view)" not in r.out
+    assert "| gelu_bwd | f32 | 64K | 1 | 10.49 us | 75.0 | 75 % |" in r.out
+    assert "| gelu_bwd | f32 | strided | 64K | 1 | 11.65 us | 90 % |" in r.out
+    assert "| G2 | 0 | 0 | 1 | 0 | - |" in r.out                         # no peer: not measured, not a miss

@@ -67,12 +67,14 @@ peer's bf16 kernel (marked "vs bf16"), else with its f32 kernel ("vs f32").
 import argparse
 import contextlib
 import io
+import gzip
 import json
 import math
 import os
 import re
 import statistics
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from reports.names import strip_placement  # noqa: E402  (standard library only, like this script)
@@ -92,8 +94,11 @@ class BadInput(Exception):
 
 def read_json(path):
     try:
-        with open(path) as f:
+        opener = gzip.open if str(path).endswith(".gz") else open  # results kept as data files are compressed
+        with opener(path, "rt") as f:
             return json.load(f)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise BadInput(f"{path}: not a readable gzip file: {e}")
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}")
     except (ValueError, RecursionError) as e:  # JSONDecodeError, bad UTF-8, nesting

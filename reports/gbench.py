@@ -20,12 +20,14 @@ the iteration rows of every placement and process, each with its ``Where``.
 Files without either are one placement (None) and one process (0).
 """
 
+import gzip
 import json
 import math
 import os
 import re
 import statistics
 import sys
+import zlib
 from dataclasses import dataclass, field
 
 from . import names as names_mod
@@ -141,6 +143,10 @@ def read_json(path):
     try:
         with open(path, "rb") as f:
             raw = f.read()
+        if os.fspath(path).endswith(".gz"):
+            raw = gzip.decompress(raw)  # results kept as data files are stored compressed
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise InputError(path, f"not a readable gzip file: {e}")
     except FileNotFoundError:
         raise InputError(path, "no such file")
     except IsADirectoryError:

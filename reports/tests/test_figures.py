@@ -6,6 +6,7 @@ figures are chosen so that every cell of the table is known: GELU f32 64K one th
 PyTorch's bf16 kernel (no fp16 peer) at 1.6x, a strided view at 90 % of contiguous and 4x PyTorch on it.
 """
 
+import gzip
 import json
 import os
 
@@ -101,3 +102,25 @@ def test_a_run_without_peers_has_no_peer_columns_and_says_so(tmp_path):
     assert "| gelu_bwd | f32 | 64K | 1 | 10.49 us | 75.0 | 75 % |" in r.out
     assert "| gelu_bwd | f32 | strided | 64K | 1 | 11.65 us | 90 % |" in r.out
     assert "| G2 | 0 | 0 | 1 | 0 | - |" in r.out                         # no peer: not measured, not a miss
+
+
+def test_a_gzip_results_file_reads_as_the_plain_one(tmp_path):
+    # Results kept as data files (docs/data) are stored compressed.
+    gz = str(tmp_path / "run.json.gz")
+    with open(FIXTURE, "rb") as src, gzip.open(gz, "wb") as dst:
+        dst.write(src.read())
+    plain = run_cli("figures", FIXTURE, "--section", "performance")
+    packed = run_cli("figures", gz, "--section", "performance")
+    assert packed.code == 0, packed.err
+    body = lambda out: out.split("\n", 1)[1]  # all but the caption, which names the file
+    assert body(packed.out) == body(plain.out)
+
+
+def test_a_truncated_gzip_file_is_a_clear_error(tmp_path):
+    with open(FIXTURE, "rb") as f:
+        packed = gzip.compress(f.read())
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(packed[: len(packed) // 2])
+    r = run_cli("figures", str(bad))
+    assert r.code == 2
+    assert "not a readable gzip file" in r.err and "Traceback" not in r.err

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "tools/inputs/hash.h"
 #include "tools/tune/measurement_key.h"
 #include "tools/tune/strings.h"
 
@@ -132,11 +133,10 @@ json ShardProvenance(const TuneConfig& cfg, int index, int count) {
   // The plan's identity: every shard's series and their cells, in shard order.
   std::map<std::string, std::string> cell_keys;  // series -> its cells' keys
   for (const auto& c : cells) cell_keys[SeriesKey(c.cell)] += c.key + ",";
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = inputs::kFnvBasis;
   for (size_t s = 0; s < plan.series.size(); ++s)
     for (const std::string& key : plan.series[s])
-      for (unsigned char c : std::to_string(s) + ":" + key + ":" + cell_keys[key] + "\n")
-        h = (h ^ c) * 1099511628211ull;
+      h = inputs::Fnv1a(std::to_string(s) + ":" + key + ":" + cell_keys[key] + "\n", h);
   const std::vector<std::string> mine =
       index >= 1 && index <= count ? plan.series[size_t(index - 1)] : std::vector<std::string>{};
   return json{{"index", index}, {"count", count}, {"series", mine}, {"plan", Hex12(h)}};

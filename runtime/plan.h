@@ -19,7 +19,7 @@ inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread 
 // PlanPath::kRuns: runs shorter than this many bytes go the kBlocks way (a
 // kernel call per short run costs more than copying it); at most
 // kMaxTileRows runs per kernel call.
-inline constexpr size_t kMinRunBytes = 64;
+inline constexpr size_t kMinRunBytes = kCacheLineBytes;
 inline constexpr int64_t kMaxTileRows = 1024;
 inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, per input
 // The gathered tile of a transposed input when the table's split has none:
@@ -150,6 +150,6 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
 void Execute(const Plan& plan, void* workspace);
 
 // b rounded up to whole cache lines (the workspace's parts).
-inline uint64_t Align64(uint64_t b) { return (b + 63) / 64 * 64; }
+inline uint64_t Align64(uint64_t b) { return (b + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes; }
 
 }  // namespace actgrad::rt

@@ -233,19 +233,19 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
       // Streaming stores only on whole cache lines: ordinary stores up to the
       // first line boundary and from the last one. A line written partly by
       // streaming stores leaves the write-combining buffer incomplete (and
-      // its other part written separately): Zen 3, 64 MB written in 256-byte
-      // pieces of rows not a multiple of 64 bytes long, vector-aligned
-      // streaming 34-38 ms against 8-10 line-aligned; the tuner's transposed
-      // view of 1024 x 23,171 f32, SELU on two threads: `.nt` 63 ms peeled to
-      // a vector, 30 peeled to a line (plain stores 16).
-      const size_t align = std::max<size_t>(N * 4, 64);  // bytes: a full vector, at least a line
+      // its other part written separately): 64 MB written in 256-byte
+      // pieces of rows not a multiple of 64 bytes long take about 4x as long
+      // vector-aligned as line-aligned; on the tuner's transposed view of
+      // 1024 x 23,171 f32 (SELU, two threads) `.nt` takes 2x as long peeled
+      // to a vector as peeled to a line.
+      const size_t align = std::max<size_t>(N * 4, kCacheLineBytes);  // bytes: a full vector, at least a line
       const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
       size_t head = mis ? (align - mis) / sizeof(T) : 0;
       if (reinterpret_cast<uintptr_t>(out) % sizeof(T)) head = n;  // cannot align: no streaming
       head = std::min(head, n);
       if (head) Tail<Op>(df, c, g, x, out, head, kXS);
       i = head;
-      stream_end = head + (n - head) * sizeof(T) / 64 * 64 / sizeof(T);
+      stream_end = head + (n - head) * sizeof(T) / kCacheLineBytes * kCacheLineBytes / sizeof(T);
       static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
     }
     const size_t step = kUnroll * N;

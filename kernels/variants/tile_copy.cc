@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "variants/cache.h"  // kCacheLineBytes
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "variants/tile_copy.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -178,7 +180,7 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   // ms; docs/performance.md, "Session 42").
   // Along dst's rows (kRowsFirst) the source is a tile in the cache (a
   // result tile): no prefetch.
-  constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / 64);
+  constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / kCacheLineBytes);
   const int64_t span = r_end - r_begin;
   const int64_t outer_end = kRowsFirst ? r_end : c_end, inner_begin = kRowsFirst ? c_begin : r_begin;
   const int64_t inner_end = kRowsFirst ? c_end : r_end;

@@ -287,7 +287,7 @@ tables::Layout ChoosePath(Plan* p) {
   const size_t esize = DTypeSize(p->dtype);
   const bool same_dtype = p->g.dtype == p->dtype && p->x.dtype == p->dtype && p->out.dtype == p->dtype;
   if (!same_dtype || p->out.strides[d] != 1 || uint64_t(p->shape[d]) * esize < kMinRunBytes) {
-    p->path = PlanPath::kBlocks;
+    p->path = PlanPath::kBuffered;
     return p->broadcast ? tables::Layout::kBcast : tables::Layout::kTransposed;
   }
   p->path = PlanPath::kRuns;
@@ -390,7 +390,7 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
       if (plan->kernel.variant != was) PrepareVariant(*plan->kernel.variant, plan->params);
     }
     plan->rows.Build(*plan);
-  } else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
+  } else plan->thread_bytes = 3 * kBufferElems * DTypeSize(plan->dtype);  // a buffer per operand
   if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
   return ACLNN_SUCCESS;

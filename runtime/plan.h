@@ -1,7 +1,7 @@
 // Phase one builds a Plan (validated shapes, dims ordered and coalesced,
 // the path and the chosen kernel: plan.cc); phase two executes it
 // (execute.cc): contiguous operands go straight to the variant, views as
-// tiles of runs in place, short runs and promotions through gathered blocks.
+// tiles of runs in place, short runs and promotions through per-thread buffers.
 #pragma once
 #include <cstdint>
 
@@ -15,8 +15,8 @@ struct aclTensor;
 namespace actgrad::rt {
 
 inline constexpr int kMaxDims = 8;
-inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread (PlanPath::kBlocks)
-// PlanPath::kRuns: runs shorter than this many bytes go the kBlocks way (a
+inline constexpr size_t kBufferElems = 4096;  // gather/scatter buffer per operand and thread (PlanPath::kBuffered)
+// PlanPath::kRuns: runs shorter than a cache line go the kBuffered way (a
 // kernel call per short run costs more than copying it); at most
 // kMaxTileRows runs per kernel call.
 inline constexpr size_t kMinRunBytes = kCacheLineBytes;
@@ -24,7 +24,7 @@ inline constexpr int64_t kMaxTileRows = 1024;
 inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, per input
 // The gathered tile of a transposed input when the table's split has none:
 // 1024 out rows (whole 4 KB rows of an f32 input: its tile is one
-// contiguous block, read at the speed of a contiguous read) x 256 bytes of
+// contiguous stretch, read at the speed of a contiguous read) x 256 bytes of
 // each out row (streaming stores of 256-byte pieces 64 KB apart run at the
 // contiguous write speed; 64-byte pieces at a third of it). SELU f32 16M on
 // Zen 3, one thread (actgrad-transpose-probe, copy + kernel): 1024 x 64
@@ -40,9 +40,9 @@ inline constexpr int64_t kDefaultTileRows = 256, kDefaultTileCols = 256;
 //          of at least kMinRunBytes: the variant on tiles of runs in place;
 //          an input with inner stride 0 is a splat per run, one with another
 //          inner stride (a transposed view) is copied tile by tile;
-//  kBlocks anything else (short runs, dtype promotion): blocks of
-//          kBlockElems gathered, computed and scattered.
-enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
+//  kBuffered anything else (short runs, dtype promotion): buffers of
+//          kBufferElems gathered, computed and scattered.
+enum class PlanPath : uint8_t { kFlat, kRuns, kBuffered };
 
 // PlanPath::kRuns: each operand's byte offset of the rows (dims 0..ndim-2)
 // of one block of the lowest row dims, up to kBlockRows rows, and the dims

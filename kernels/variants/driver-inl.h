@@ -1,6 +1,6 @@
 // The one kernel template: streams n elements of g and x through an op's
 // vector body. Policies: storage type T (float, float16_t, bfloat16_t), the
-// upcast strategy (per vector in registers, or staged through an fp32 tile),
+// upcast strategy (per vector in registers, or staged through fp32 scratch),
 // unroll (vectors per iteration) and non-temporal stores.
 #if defined(ACTGRAD_DRIVER_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ACTGRAD_DRIVER_INL_H_
@@ -328,14 +328,15 @@ HWY_INLINE float* StageScratch(size_t stride) {
   return buf.get();
 }
 
-// Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
-// cast back. The scratch lives per thread. tile: Split::stage_tile (split.h).
+// Ascend-style: cast a stage (up to Split::stage_tile elements, split.h)
+// into an fp32 scratch buffer, compute in fp32, cast back. The scratch lives
+// per thread.
 template <class Op, typename T, int kUnroll>
 HWY_NOINLINE void RunStaged(const KernelArgs& a) {
   const size_t n = a.n;
-  size_t tile = a.stage_tile ? std::min(a.stage_tile, kMaxStageTile) : kDefaultStageTile;
-  tile = std::min(tile, std::max<size_t>(n, 1));
-  const size_t stride = (tile + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
+  size_t stage = a.stage_tile ? std::min(a.stage_tile, kMaxStageTile) : kDefaultStageTile;
+  stage = std::min(stage, std::max<size_t>(n, 1));
+  const size_t stride = (stage + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
   float* sg = StageScratch(stride);
   float* sx = sg + stride;
   const size_t runs = RunCount(a);
@@ -346,8 +347,8 @@ HWY_NOINLINE void RunStaged(const KernelArgs& a) {
       for (T& c : xcopies) c = *run.x;
       run.x = xcopies;
     }
-    for (size_t i = 0; i < n; i += tile) {
-      const size_t m = std::min(tile, n - i);
+    for (size_t i = 0; i < n; i += stage) {
+      const size_t m = std::min(stage, n - i);
       ToF32(run.g + i, 1, sg, m);
       ToF32(run.x + i * run.xs, run.xs, sx, m);
       KernelArgs f32 = a;

@@ -1,4 +1,5 @@
-// CopyTile (tile_copy.h): memcpy rows, SIMD block transposes, scalar rest.
+// CopyTile (tile_copy.h): memcpy rows, SIMD square transposes, scalar rest.
+// "Block" here is only Highway's: a 128-bit lane group of a vector.
 #include "variants/tile_copy.h"
 
 #include <cstring>
@@ -56,7 +57,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
 
-// One block of the transpose (src rs == 1): the vectors v[j] are src's
+// One square of the transpose (src rs == 1): the vectors v[j] are src's
 // columns c0 + j, lanes along the tile's rows. Each stage interleaves within
 // 128-bit blocks only (InterleaveLower/Upper), so a 256-bit vector of 32-bit
 // lanes holds two independent 4x4 transposes (rows r0.. and r0 + 4..), whose
@@ -76,10 +77,10 @@ HWY_INLINE void Transpose4x4Blocks(D d, V& v0, V& v1, V& v2, V& v3) {
   v3 = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t2), hn::BitCast(d64, t3)));
 }
 
-// 32-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end).
+// 32-bit, full squares over rows [r_begin, r_end) x cols [c_begin, c_end).
 // 128-bit: 4x4; 256-bit: 8x8 (two 4x4 per vector, then the 128-bit halves joined).
 // kRowsFirst: along dst's rows (a band of kN rows across every column
-// block, then the next band), else down its columns (a strip of kN columns
+// square, then the next band), else down its columns (a strip of kN columns
 // through every row, then the next strip).
 template <bool kRowsFirst, class D>
 HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY_RESTRICT src, int64_t cs,
@@ -157,7 +158,7 @@ HWY_INLINE void Transpose8x8Blocks16(D d, V& v0, V& v1, V& v2, V& v3, V& v4, V& 
   v7 = hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67));
 }
 
-// 16-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end):
+// 16-bit, full squares over rows [r_begin, r_end) x cols [c_begin, c_end):
 // 8x8 with 128-bit vectors; 16x16 with 256-bit ones (8x8 in each 128-bit
 // half, for columns 0-7 and 8-15, the halves then joined as in Transpose32).
 template <bool kRowsFirst, class D>
@@ -257,8 +258,8 @@ using WideTag = hn::FixedTag<T, 16 / sizeof(T)>;
 template <typename T>
 using NarrowTag = hn::FixedTag<T, 16 / sizeof(T)>;
 
-// rs == 1 for T of 4 or 2 bytes: wide blocks, then narrow blocks on what the
-// wide ones left, then scalar edges.
+// rs == 1 for T of 4 or 2 bytes: wide squares, then narrow squares on what
+// the wide ones left, then scalar edges.
 template <bool kRowsFirst, typename T>
 HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_RESTRICT src, int64_t cs,
                               int64_t nr, int64_t nc) {
@@ -266,7 +267,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   const NarrowTag<T> dn;
   constexpr int64_t kWideRows = int64_t(hn::MaxLanes(WideTag<T>()));
   constexpr int64_t kNarrowRows = int64_t(hn::MaxLanes(NarrowTag<T>()));
-  // Columns per block: as many as rows (32-bit 8 or 4, 16-bit 16 or 8).
+  // Columns per square: as many as rows (32-bit 8 or 4, 16-bit 16 or 8).
   constexpr int64_t kWideCols = kWideRows;
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -280,7 +281,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   if constexpr (kNarrowRows != kWideRows) {
     rn = nr / kNarrowRows * kNarrowRows;
     cn = nc / kNarrowCols * kNarrowCols;
-    run(dn, 0, rw, cw, cn);  // the column strip right of the wide blocks
+    run(dn, 0, rw, cw, cn);  // the column strip right of the wide squares
     run(dn, rw, rn, 0, cn);  // the row strip below them
   }
   tile_copy_detail::CopyRect(dst, src, 1, cs, ld, 0, rn, cn, nc);

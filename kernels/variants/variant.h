@@ -158,7 +158,7 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::
 // so that its first run does not: the runtime calls it in phase one.
 void PrepareVariant(const Variant& v, const OpParams& p);
 
-// Runs a variant over n elements as `split` says (split.h): pieces of
+// Runs a variant over n elements as `split` says (split.h): chunks of
 // split.chunk elements claimed dynamically by split.threads threads of the
 // library pool (threads <= 1, or n < kSerialBelow: on the calling thread);
 // split.stage_tile goes to the kernel as KernelArgs::stage_tile.

@@ -117,10 +117,10 @@ void RunVariant(const Variant& v, const KernelArgs& args, const Split& split) {
   }
   const size_t esize = DTypeSize(v.dtype);
   const size_t chunk = split.chunk > 0 ? size_t(split.chunk) : DefaultChunk(n, split.threads);
-  const int64_t pieces = int64_t((n + chunk - 1) / chunk);
-  ParallelFor(split.threads, pieces, [&](int64_t first, int64_t last, int) {
-    for (int64_t p = first; p < last; ++p) {
-      const size_t start = size_t(p) * chunk;
+  const int64_t chunks = int64_t((n + chunk - 1) / chunk);
+  ParallelFor(split.threads, chunks, [&](int64_t first, int64_t last, int) {
+    for (int64_t c = first; c < last; ++c) {
+      const size_t start = size_t(c) * chunk;
       KernelArgs a = whole;
       a.n = std::min(chunk, n - start);
       a.g = static_cast<const char*>(args.g) + start * esize;

@@ -137,9 +137,8 @@ bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
 // 256-row blocks (64K, 1024-row tiles) it made the two-thread strided and
 // bcast cells 1.18-1.30x slower, so long blocks keep their calls. At odd
 // sizes (66,560 and 16,778,240 elements, strided and bcast, every op and
-// dtype, three rounds) whole tiles took 0.90-0.98x the time, 0.75x for
-// bcast 64K on two threads, 1.03x for strided 64K on one
-// (docs/performance.md, "Session 43").
+// dtype, three repetitions) whole tiles take 0.90-0.98x the time, 0.75x
+// for bcast 64K on two threads, 1.03x for strided 64K on one.
 constexpr int64_t kWholeTileBelowBlockRows = 64;
 
 // Plan::transpose_result: one tile of nr out rows x nc out columns. In the

@@ -2,8 +2,8 @@
 // a short, bounded time and then sleep on a futex (C++20 atomic wait).
 //
 // Why not `#pragma omp parallel`: libgomp's default wait policy spins for
-// ~300,000 `pause` instructions (~10 ms on Sapphire Rapids, where one pause is
-// ~140 cycles) before sleeping. On a machine whose other core is busy, the
+// ~300,000 `pause` instructions (~10 ms on cores where one pause is ~140
+// cycles) before sleeping. On a machine whose other core is busy, the
 // spinning master and the descheduled worker then share one core and every
 // call stalls for a scheduler time slice: measured 8.5 ms per 64K-element call
 // instead of 43 us (docs/performance.md). A bounded spin keeps back-to-back

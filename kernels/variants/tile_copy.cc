@@ -170,15 +170,13 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   // Each step reads kN rows x kN elements, so each step prefetches as many
   // lines of the next strip's rows (columns c0 + kN.., the same span),
   // ending as the strip ends. Without it the short streams of a strip (a
-  // 1024-row tile of 16-bit rows: 2 KB each) start cold: SELU f16 16M on
-  // Zen 3, the 8x8 copy alone 12.5-14.2 -> 8.1-8.6 ms (1024 x 128 tiles),
-  // 17.7 -> 10.2-11.4 (128 x 128); the 20 16-bit transposed cells through
-  // the API 0.775 of the time (docs/performance.md, "Session 39"). The
-  // 32-bit copy (4 KB streams) measured no gain from it. Into the L2, not
-  // the L1: a 16x16 strip of 2 KB rows is 32 KB, the whole L1 of Zen 3/4,
-  // so lines fetched into the L1 a strip ahead were evicted before use
-  // (SELU bf16 16M on Zen 4, 1024 x 64 tiles, copy alone 6.9-7.2 -> 6.0-6.4
-  // ms; docs/performance.md, "Session 42").
+  // 1024-row tile of 16-bit rows: 2 KB each) start cold: for SELU f16 at
+  // 16M the 8x8 copy alone takes 1.5-1.7x as long without it, and the 16-bit
+  // transposed cells through the API 1.3x. The 32-bit copy (4 KB streams)
+  // gains nothing from it. Into the L2, not the L1: a 16x16 strip of 2 KB
+  // rows is 32 KB, a whole L1 of 32 KB, so lines fetched into the L1 a strip
+  // ahead are evicted before use (the copy alone 1.1x slower than into the
+  // L2).
   // Along dst's rows (kRowsFirst) the source is a tile in the cache (a
   // result tile): no prefetch.
   constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / kCacheLineBytes);
@@ -241,13 +239,12 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   }
 }
 
-// The tags: 256-bit on x86 with AVX2 or AVX-512 (512-bit shuffles bring
-// nothing on Zen 4, and 16x16 32-bit blocks would need cross-block ops
-// Highway 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128). 16-bit
-// 16x16 blocks on 256-bit against 8x8 on 128-bit: in the L1 about 1.3x as
-// fast (SELU f16 32K, 1024 x 128 tiles, Zen 4); from memory, with the
-// prefetch into the L2 (Transpose16), SELU bf16 16M, copy alone 7.6-7.9 ->
-// 6.6-6.8 ms.
+// The tags: 256-bit on x86 with AVX2 or AVX-512 (512-bit shuffles measured
+// no faster, and 16x16 32-bit squares would need cross-block ops Highway
+// 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128). 16-bit 16x16
+// squares on 256-bit against 8x8 on 128-bit: in the L1 about 1.3x as fast
+// (SELU f16 32K, 1024 x 128 tiles); from memory, with the prefetch into the
+// L2 (Transpose16), about 1.15x (SELU bf16 16M, the copy alone).
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 template <typename T>
 using WideTag = hn::FixedTag<T, 32 / sizeof(T)>;

@@ -30,8 +30,7 @@ void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, in
 // CopyTile goes down its columns (the order that reads a gathered source's
 // lines once): out's rows are far apart, and written down the columns a
 // line's halves came a whole strip apart, by when the line had left the
-// cache (4 KB rows: out's rows fall into a few sets). SELU f32 transposed
-// at 1M, result transposed, one thread: see docs/performance.md, "Session 45".
+// cache (4 KB rows: out's rows fall into a few sets).
 void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
                 size_t esize);
 

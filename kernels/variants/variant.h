@@ -19,7 +19,7 @@ namespace actgrad {
 // three bases). Offsets, not pointers: the runtime hands the kernel slices
 // of the row table it builds once per plan (runtime/row_walker.h), instead
 // of writing three pointers per row for every tile (that store-bound walk
-// cost as much as the kernel at 64K: docs/performance.md, session 34).
+// costs as much as the kernel at 64K).
 // x may be a splat (splat_x: a row broadcast, one value per run): x_off[r]
 // is the offset of that one element, which the kernel broadcasts to a vector
 // of copies once per run and reads with stride 0. g is never a splat (the

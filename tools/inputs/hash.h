@@ -11,6 +11,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace actgrad::inputs {
@@ -26,6 +28,14 @@ inline uint64_t Fnv1aBytes(const void* bytes, size_t size, uint64_t h = kFnvBasi
   return h;
 }
 inline uint64_t Fnv1a(std::string_view s, uint64_t h = kFnvBasis) { return Fnv1aBytes(s.data(), s.size(), h); }
+
+// The low 48 bits of a hash as 12 lower-case hex digits: how measurement
+// keys, variant-list hashes and shard plans are written.
+inline std::string Hex12(uint64_t h) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%012llx", (unsigned long long)(h & 0xffffffffffffull));
+  return buf;
+}
 
 // One step of splitmix64 (Steele, Lea, Flood 2014): advances *state and
 // returns the next output.

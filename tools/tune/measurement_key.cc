@@ -30,12 +30,7 @@ using json = nlohmann::json;
 namespace {
 
 using inputs::Fnv1a;
-
-std::string Hex12(uint64_t h) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%012llx", (unsigned long long)(h & 0xffffffffffffull));
-  return buf;
-}
+using inputs::Hex12;
 
 std::string CompilerName() {
 #if defined(__clang__)

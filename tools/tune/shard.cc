@@ -30,12 +30,6 @@ bool ParsePositive(const std::string& s, int* out) {
   return true;
 }
 
-std::string Hex12(uint64_t h) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%012llx", (unsigned long long)(h & 0xffffffffffffull));
-  return buf;
-}
-
 std::string Describe(const tables::Entry& e) {
   return std::string(OpName(e.op)) + "/" + std::string(DTypeName(e.dtype)) + "/" +
          (e.op == Op::kGeluBwd ? (e.mode == GeluApprox::kTanh ? "tanh" : "none") : "-") + "/" +
@@ -139,7 +133,7 @@ json ShardProvenance(const TuneConfig& cfg, int index, int count) {
       h = inputs::Fnv1a(std::to_string(s) + ":" + key + ":" + cell_keys[key] + "\n", h);
   const std::vector<std::string> mine =
       index >= 1 && index <= count ? plan.series[size_t(index - 1)] : std::vector<std::string>{};
-  return json{{"index", index}, {"count", count}, {"series", mine}, {"plan", Hex12(h)}};
+  return json{{"index", index}, {"count", count}, {"series", mine}, {"plan", inputs::Hex12(h)}};
 }
 
 bool MergeShardTables(const std::vector<ShardTable>& shards, bool allow_partial, tables::Table* out,

@@ -54,6 +54,7 @@ TEST(Hash, Fnv1aKnownValues) {
   EXPECT_EQ(inputs::Fnv1a("bar", inputs::Fnv1a("foo")), inputs::Fnv1a("foobar"));  // piece by piece
   const uint8_t bytes[] = {'f', 'o', 'o', 'b', 'a', 'r'};
   EXPECT_EQ(inputs::Fnv1aBytes(bytes, sizeof(bytes)), inputs::Fnv1a("foobar"));
+  EXPECT_EQ(Hex12(0x88fad7c0a8ff07f2ull), "d7c0a8ff07f2");
 }
 
 TEST(Hash, SplitMix64IsTheRngsStep) {

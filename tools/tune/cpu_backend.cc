@@ -129,7 +129,8 @@ int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 nlohmann::json ReadCaches() {
   nlohmann::json caches = nlohmann::json::object();
   for (const CacheLevel& c : ReadCacheLevels()) {
-    std::string name = "l" + std::to_string(c.level);
+    std::string name = "l";
+    name += std::to_string(c.level);  // not "l" + to_string: GCC 12's -Wrestrict misfires on it
     if (c.type == "Data") name += "d";
     else if (c.type == "Instruction") name += "i";
     caches[name] = uint64_t(c.bytes);

@@ -20,9 +20,8 @@ and its noise: the cvs of the figures it divides, combined as the root of
 the sum of squares (a ratio goal: ours and the peer's, or ours and the
 contiguous API's; a % of limit goal: ours only, the limit being the best of
 the roofs). A verdict whose |margin| is below its noise is marked "(within
-noise)" and counted apart after the per-goal counts: on a shared VM such a
-verdict may flip in the next run of the same build, as the views' did
-between runs in docs/performance.md "Session 37".
+noise)" and counted apart after the per-goal counts: on a shared machine
+such a verdict may flip in the next run of the same build.
 
 "% of limit" is 100 x bytes_per_second / the best of the roof/stream_plain
 and roof/stream_nt medians of the same n and threads in the results (the

@@ -1,6 +1,6 @@
 // actgrad-percall-probe: a loop of complete calls through the public API on
 // three 4K f32 tensors, for counting instructions per call under
-// callgrind (the shared VM's noise does not touch the counts; docs/
+// callgrind (a shared machine's noise does not touch the counts; docs/
 // performance.md, "Per-call cost"). No timing, no peers, nothing but the
 // library linked, so that a run costs seconds under valgrind:
 //   actgrad-percall-probe <selu|hardswish|gelu|softshrink|logit> <calls> [phase1|both] [n] [contig|splat|strided]

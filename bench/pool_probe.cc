@@ -1,7 +1,7 @@
 // actgrad-pool-probe: how the thread pool's two-thread time behaves on this
 // machine, block by block (docs/tuning.md, "Results"). Not a Google
 // Benchmark program: it reports the distribution over many short blocks,
-// because on a shared VM the two-thread time drifts between states that a
+// because on a shared machine the two-thread time drifts between states that a
 // median over one run hides.
 //
 //   actgrad-pool-probe --variant hardswish_bwd.f32.none.exact.u1.avx3 --n 23168 --blocks 2000

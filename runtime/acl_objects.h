@@ -45,6 +45,12 @@ struct Event {
   std::string error_message;
 };
 
+// The clock aclrtRecordEvent reads, in nanoseconds: std::chrono::steady_clock
+// unless a test installs a fake one, so that elapsed times are exact there.
+// Returns the clock it replaces (nullptr: the steady clock); nullptr restores it.
+using EventClock = int64_t (*)();
+EventClock SetEventClock(EventClock clock);
+
 SlotPool<Context>& Contexts();
 SlotPool<Event>& Events();
 bool IsLiveContext(const void* c);

@@ -1,6 +1,6 @@
 // Phase two (Execute, runtime/plan.h): the paths a plan takes (PlanPath):
 // the whole range to the variant (kFlat), tiles of runs read in place with
-// splats and gathered tiles (kRuns), gathered blocks (kBlocks).
+// splats and gathered tiles (kRuns), per-thread buffers (kBuffered).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -137,9 +137,8 @@ bool RowsAdjacent(const void* const* rows, int64_t nr, size_t row_bytes) {
 // 256-row blocks (64K, 1024-row tiles) it made the two-thread strided and
 // bcast cells 1.18-1.30x slower, so long blocks keep their calls. At odd
 // sizes (66,560 and 16,778,240 elements, strided and bcast, every op and
-// dtype, three rounds) whole tiles took 0.90-0.98x the time, 0.75x for
-// bcast 64K on two threads, 1.03x for strided 64K on one
-// (docs/performance.md, "Session 43").
+// dtype, three repetitions) whole tiles take 0.90-0.98x the time, 0.75x
+// for bcast 64K on two threads, 1.03x for strided 64K on one.
 constexpr int64_t kWholeTileBelowBlockRows = 64;
 
 // Plan::transpose_result: one tile of nr out rows x nc out columns. In the
@@ -338,19 +337,19 @@ void Execute(const Plan& p, void* workspace) {
     return;
   }
   const size_t esize = DTypeSize(p.dtype);
-  const int64_t blocks = int64_t((p.numel + kBlockElems - 1) / kBlockElems);
-  // Blocks of kBlockElems, not split.chunk: a block is what one gather fills.
-  const int threads = int(std::min<int64_t>(std::max(1, split.threads), blocks));
-  ParallelFor(threads, blocks, [&](int64_t first, int64_t last, int thread) {
-    char* buf = static_cast<char*>(workspace) + size_t(thread) * 3 * kBlockElems * esize;
+  const int64_t buffers = int64_t((p.numel + kBufferElems - 1) / kBufferElems);
+  // Buffers of kBufferElems, not split.chunk: a buffer is what one gather fills.
+  const int threads = int(std::min<int64_t>(std::max(1, split.threads), buffers));
+  ParallelFor(threads, buffers, [&](int64_t first, int64_t last, int thread) {
+    char* buf = static_cast<char*>(workspace) + size_t(thread) * 3 * kBufferElems * esize;
     for (int64_t b = first; b < last; ++b) {
-      const uint64_t start = uint64_t(b) * kBlockElems;
-      const uint64_t len = std::min<uint64_t>(kBlockElems, p.numel - start);
+      const uint64_t start = uint64_t(b) * kBufferElems;
+      const uint64_t len = std::min<uint64_t>(kBufferElems, p.numel - start);
       KernelArgs a = args;
       a.n = size_t(len);
       char* gb = buf;
-      char* xb = buf + kBlockElems * esize;
-      char* ob = buf + 2 * kBlockElems * esize;
+      char* xb = buf + kBufferElems * esize;
+      char* ob = buf + 2 * kBufferElems * esize;
       if (p.g.flat) a.g = p.g.base + start * esize;
       else Gather(p, p.g, start, len, gb), a.g = gb;
       if (p.x.flat) a.x = p.x.base + start * esize;

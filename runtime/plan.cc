@@ -287,7 +287,7 @@ tables::Layout ChoosePath(Plan* p) {
   const size_t esize = DTypeSize(p->dtype);
   const bool same_dtype = p->g.dtype == p->dtype && p->x.dtype == p->dtype && p->out.dtype == p->dtype;
   if (!same_dtype || p->out.strides[d] != 1 || uint64_t(p->shape[d]) * esize < kMinRunBytes) {
-    p->path = PlanPath::kBlocks;
+    p->path = PlanPath::kBuffered;
     return p->broadcast ? tables::Layout::kBcast : tables::Layout::kTransposed;
   }
   p->path = PlanPath::kRuns;
@@ -339,7 +339,7 @@ void SizeTile(Plan* p) {
   // tile's columns (tile_cols of them, tile_rows long) into one scratch tile.
   p->transpose_result = split.transpose_result && p->g.gathered && p->x.gathered && d >= 1 &&
                         p->g.strides[d - 1] == 1 && p->x.strides[d - 1] == 1;
-  constexpr int64_t kLine = 64;
+  constexpr int64_t kLine = int64_t(kCacheLineBytes);
   p->scratch_ld = p->tile_rows + kLine / int64_t(esize);
   const uint64_t r = uint64_t(p->transpose_result ? std::max(p->tile_rows, p->tile_cols) : p->tile_rows);
   uint64_t bytes = Align64(3 * r * sizeof(void*)) + Align64(3 * r * sizeof(int64_t));  // row pointers, offsets
@@ -354,7 +354,7 @@ void SizeTile(Plan* p) {
 // bytes), where streaming stores need no peel (StreamingOnWholeLines).
 bool OutInWholeLines(const Plan& p) {
   if (!p.g.gathered && !p.x.gathered) return false;
-  constexpr int64_t kLine = 64;
+  constexpr int64_t kLine = int64_t(kCacheLineBytes);
   const int64_t es = int64_t(DTypeSize(p.dtype)), d = p.ndim - 1;
   if (reinterpret_cast<uintptr_t>(p.out.base) % kLine || p.tile_cols * es % kLine || p.shape[d] * es % kLine)
     return false;
@@ -390,7 +390,7 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
       if (plan->kernel.variant != was) PrepareVariant(*plan->kernel.variant, plan->params);
     }
     plan->rows.Build(*plan);
-  } else plan->thread_bytes = 3 * kBlockElems * DTypeSize(plan->dtype);  // a block per operand
+  } else plan->thread_bytes = 3 * kBufferElems * DTypeSize(plan->dtype);  // a buffer per operand
   if (__builtin_mul_overflow(uint64_t(std::max(1, plan->kernel.split.threads)), plan->thread_bytes, &plan->workspace))
     return Fail(ACLNN_ERR_PARAM_INVALID, "%s: the workspace size overflows", op);
   return ACLNN_SUCCESS;

@@ -1,7 +1,7 @@
 // Phase one builds a Plan (validated shapes, dims ordered and coalesced,
 // the path and the chosen kernel: plan.cc); phase two executes it
 // (execute.cc): contiguous operands go straight to the variant, views as
-// tiles of runs in place, short runs and promotions through gathered blocks.
+// tiles of runs in place, short runs and promotions through per-thread buffers.
 #pragma once
 #include <cstdint>
 
@@ -15,21 +15,21 @@ struct aclTensor;
 namespace actgrad::rt {
 
 inline constexpr int kMaxDims = 8;
-inline constexpr size_t kBlockElems = 4096;  // gather/scatter block per thread (PlanPath::kBlocks)
-// PlanPath::kRuns: runs shorter than this many bytes go the kBlocks way (a
+inline constexpr size_t kBufferElems = 4096;  // gather/scatter buffer per operand and thread (PlanPath::kBuffered)
+// PlanPath::kRuns: runs shorter than a cache line go the kBuffered way (a
 // kernel call per short run costs more than copying it); at most
 // kMaxTileRows runs per kernel call.
-inline constexpr size_t kMinRunBytes = 64;
+inline constexpr size_t kMinRunBytes = kCacheLineBytes;
 inline constexpr int64_t kMaxTileRows = 1024;
 inline constexpr int64_t kMaxTileElems = int64_t(1) << 18;  // a packed tile, per input
 // The gathered tile of a transposed input when the table's split has none:
 // 1024 out rows (whole 4 KB rows of an f32 input: its tile is one
-// contiguous block, read at the speed of a contiguous read) x 256 bytes of
+// contiguous stretch, read at the speed of a contiguous read) x 256 bytes of
 // each out row (streaming stores of 256-byte pieces 64 KB apart run at the
-// contiguous write speed; 64-byte pieces at a third of it). SELU f32 16M on
-// Zen 3, one thread (actgrad-transpose-probe, copy + kernel): 1024 x 64
-// 18-21 ms against 21-25 with 256 x 256 (docs/performance.md, "Session
-// 35"); the tuner tries others of the same kind (tools/tune/cpu_backend.cc).
+// contiguous write speed; 64-byte pieces at a third of it). SELU f32 16M,
+// one thread (actgrad-transpose-probe, copy + kernel): 1024 x 64 takes
+// 0.85x the time of 256 x 256; the tuner tries others of the same kind
+// (tools/tune/cpu_backend.cc).
 inline constexpr int64_t kGatheredTileRows = 1024, kGatheredTileOutBytes = 256;
 // The packed tile of a splat g when the table's split has none: 256 x 256.
 inline constexpr int64_t kDefaultTileRows = 256, kDefaultTileCols = 256;
@@ -40,9 +40,9 @@ inline constexpr int64_t kDefaultTileRows = 256, kDefaultTileCols = 256;
 //          of at least kMinRunBytes: the variant on tiles of runs in place;
 //          an input with inner stride 0 is a splat per run, one with another
 //          inner stride (a transposed view) is copied tile by tile;
-//  kBlocks anything else (short runs, dtype promotion): blocks of
-//          kBlockElems gathered, computed and scattered.
-enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
+//  kBuffered anything else (short runs, dtype promotion): buffers of
+//          kBufferElems gathered, computed and scattered.
+enum class PlanPath : uint8_t { kFlat, kRuns, kBuffered };
 
 // PlanPath::kRuns: each operand's byte offset of the rows (dims 0..ndim-2)
 // of one block of the lowest row dims, up to kBlockRows rows, and the dims
@@ -50,7 +50,7 @@ enum class PlanPath : uint8_t { kFlat, kRuns, kBlocks };
 // (runtime/row_walker.h defines Build). Built in phase one: at
 // 64K, building it in every phase two (256 rows x 3 operands, before the
 // threads start) cost SELU f32 on the strided view about 1.7 of 13 us per
-// call on two threads (perf's share; docs/performance.md, session 37).
+// call on two threads (perf's share).
 inline constexpr int64_t kBlockRows = 256;
 struct Plan;
 struct RowTable {
@@ -106,7 +106,7 @@ struct Plan {
   // 64K took 19.7 us packed, 14.0 us in place, 8.6 us contiguous; so was
   // expanding a row broadcast's splat input into tiles for contiguous calls:
   // Softshrink f32 [1024, 64] against [1024, 1], 18.5-23.4 us expanded,
-  // 10.5-12.5 us as splat runs, 2026-11-27.)
+  // 10.5-12.5 us as splat runs.)
   bool packed = false;
   // kRuns, Split::transpose_result, g and x both gathered with stride 1
   // along out's rows (a transposed view's inputs, read along their own
@@ -115,8 +115,8 @@ struct Plan {
   // that the tile_cols rows CopyTileTo reads at once are not a power of two
   // apart, which would put them into a few L1 sets) and transposed into out
   // by CopyTileTo, with plain stores. One transpose instead of two: within
-  // the L2 1.4-1.9x faster than copying both inputs (docs/performance.md,
-  // "Session 45"); the tuner chooses it per cell.
+  // the L2 1.4-1.9x faster than copying both inputs, beyond it slower (out's
+  // scattered plain stores); the tuner chooses it per cell.
   bool transpose_result = false;
   int64_t scratch_ld = 0;
   RowTable rows;  // kRuns only
@@ -150,6 +150,6 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
 void Execute(const Plan& plan, void* workspace);
 
 // b rounded up to whole cache lines (the workspace's parts).
-inline uint64_t Align64(uint64_t b) { return (b + 63) / 64 * 64; }
+inline uint64_t Align64(uint64_t b) { return (b + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes; }
 
 }  // namespace actgrad::rt

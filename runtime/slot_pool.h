@@ -1,5 +1,5 @@
 // A pool of objects behind opaque handles (executors, streams) that never
-// returns memory: slots live in chunks of 64, 128, 256, ... slots, allocated
+// returns memory: slots live in slabs of 64, 128, 256, ... slots, allocated
 // when every slot is busy and kept to the end of the process. So
 //   - taking and returning a slot allocates nothing once the pool has grown to
 //     the peak number in use (phase one and two of a call allocate nothing);
@@ -46,7 +46,7 @@ class SlotPool {
         if (++i == cap) i = 0;
       }
       if (!Grow(cap)) return nullptr;
-      hint = cap;  // the new chunk's first slot
+      hint = cap;  // the new slab's first slot
     }
   }
 
@@ -60,42 +60,42 @@ class SlotPool {
   // p is a slot of this pool (taken or not); reads no slot.
   bool Contains(const void* p) const {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (int c = 0; c < kChunks; ++c) {
-      T* base = chunks_[c].load(std::memory_order_acquire);
+    for (int c = 0; c < kSlabs; ++c) {
+      T* base = slabs_[c].load(std::memory_order_acquire);
       if (!base) return false;
       const uintptr_t lo = reinterpret_cast<uintptr_t>(base);
-      if (a >= lo && a < lo + ChunkSize(c) * sizeof(T)) return (a - lo) % sizeof(T) == 0;
+      if (a >= lo && a < lo + SlabSize(c) * sizeof(T)) return (a - lo) % sizeof(T) == 0;
     }
     return false;
   }
 
  private:
-  static constexpr int kChunks = 40;
+  static constexpr int kSlabs = 40;
   static constexpr uint64_t kFirst = 64;
-  static constexpr uint64_t ChunkSize(int c) { return kFirst << c; }
-  static constexpr uint64_t ChunkStart(int c) { return kFirst * ((uint64_t(1) << c) - 1); }
+  static constexpr uint64_t SlabSize(int c) { return kFirst << c; }
+  static constexpr uint64_t SlabStart(int c) { return kFirst * ((uint64_t(1) << c) - 1); }
 
   T* At(uint64_t i) const {  // i < capacity
     const int c = int(std::bit_width(i / kFirst + 1)) - 1;
-    return chunks_[c].load(std::memory_order_relaxed) + (i - ChunkStart(c));
+    return slabs_[c].load(std::memory_order_relaxed) + (i - SlabStart(c));
   }
 
-  // Adds a chunk unless another thread already grew the pool past `seen`.
+  // Adds a slab unless another thread already grew the pool past `seen`.
   bool Grow(uint64_t seen) {
     std::lock_guard<std::mutex> lock(grow_mu_);
     const uint64_t cap = capacity_.load(std::memory_order_relaxed);
     if (cap != seen) return true;
     int c = 0;
-    while (c < kChunks && chunks_[c].load(std::memory_order_relaxed)) ++c;
-    if (c == kChunks) return false;
-    T* chunk = new (std::nothrow) T[ChunkSize(c)];
-    if (!chunk) return false;
-    chunks_[c].store(chunk, std::memory_order_release);
-    capacity_.store(ChunkStart(c + 1), std::memory_order_release);
+    while (c < kSlabs && slabs_[c].load(std::memory_order_relaxed)) ++c;
+    if (c == kSlabs) return false;
+    T* slab = new (std::nothrow) T[SlabSize(c)];
+    if (!slab) return false;
+    slabs_[c].store(slab, std::memory_order_release);
+    capacity_.store(SlabStart(c + 1), std::memory_order_release);
     return true;
   }
 
-  std::atomic<T*> chunks_[kChunks] = {};
+  std::atomic<T*> slabs_[kSlabs] = {};
   std::atomic<uint64_t> capacity_{0};
   std::mutex grow_mu_;
 };

@@ -27,13 +27,13 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
 // twin (StreamingTwin) where c stores plainly and the call's g, x and out
 // together exceed the last-level cache (LastLevelCacheBytes: out would not
 // stay cached anyway); else c, and c as it is under a ScopedKernelOverride.
-// Within the cache streaming loses (Zen 3, transposed f32 at 64K and 256K
+// Within the cache streaming loses (transposed f32 at 64K and 256K
 // elements, 0.75-3 MB: 1.06-1.21x the time). The table's transposed cells
 // are tuned on a view whose out rows are not whole lines (the tuner's sizes,
 // 2^h * sqrt(2): 1024 x 23,171 f32), where a streaming store peels every
 // piece and plain stores win; on whole lines the streaming twin does not
 // peel and skips reading out's lines first (every op and dtype, 16M, one and
-// two threads: docs/performance.md, "Session 39").
+// two threads).
 KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t n);
 
 // The same decision as a Choice (the variant named), without the override:

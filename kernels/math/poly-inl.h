@@ -1,4 +1,4 @@
-// Building blocks of the math approximations (Highway per-target header):
+// The parts the math approximations are built from (Highway per-target header):
 // polynomial evaluation, an exp with range reduction and selectable degree
 // (ExpPolyN), the rounding error of a square, a Newton-refined reciprocal.
 //

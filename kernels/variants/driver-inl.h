@@ -1,6 +1,6 @@
 // The one kernel template: streams n elements of g and x through an op's
 // vector body. Policies: storage type T (float, float16_t, bfloat16_t), the
-// upcast strategy (per vector in registers, or staged through an fp32 tile),
+// upcast strategy (per vector in registers, or staged through fp32 scratch),
 // unroll (vectors per iteration) and non-temporal stores.
 #if defined(ACTGRAD_DRIVER_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ACTGRAD_DRIVER_INL_H_
@@ -152,8 +152,8 @@ inline constexpr size_t kMaxLanesF = HWY_MAX_BYTES / sizeof(float);
 // loaded through LoadF's conversion: never a vector stored as one lane type
 // and loaded as another (a uint16_t store read back as fp16 lanes was
 // reordered past the load on SVE: GCC 12, GELU fp16 at 512 bits, wrong
-// results). The runtime used to write each row's vector of copies and its
-// pointer (docs/performance.md, session 34).
+// results). The copies live in the kernel, not the runtime: a vector of
+// copies and a pointer written per row cost as much as the kernel at 64K.
 template <class DF, typename T>
 HWY_INLINE hn::Vec<DF> SplatCopies(DF df, const T* x, T* copies) {
   if constexpr (std::is_same_v<T, float>) {
@@ -233,19 +233,19 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
       // Streaming stores only on whole cache lines: ordinary stores up to the
       // first line boundary and from the last one. A line written partly by
       // streaming stores leaves the write-combining buffer incomplete (and
-      // its other part written separately): Zen 3, 64 MB written in 256-byte
-      // pieces of rows not a multiple of 64 bytes long, vector-aligned
-      // streaming 34-38 ms against 8-10 line-aligned; the tuner's transposed
-      // view of 1024 x 23,171 f32, SELU on two threads: `.nt` 63 ms peeled to
-      // a vector, 30 peeled to a line (plain stores 16).
-      const size_t align = std::max<size_t>(N * 4, 64);  // bytes: a full vector, at least a line
+      // its other part written separately): 64 MB written in 256-byte
+      // pieces of rows not a multiple of 64 bytes long take about 4x as long
+      // vector-aligned as line-aligned; on the tuner's transposed view of
+      // 1024 x 23,171 f32 (SELU, two threads) `.nt` takes 2x as long peeled
+      // to a vector as peeled to a line.
+      const size_t align = std::max<size_t>(N * 4, kCacheLineBytes);  // bytes: a full vector, at least a line
       const size_t mis = reinterpret_cast<uintptr_t>(out) % align;
       size_t head = mis ? (align - mis) / sizeof(T) : 0;
       if (reinterpret_cast<uintptr_t>(out) % sizeof(T)) head = n;  // cannot align: no streaming
       head = std::min(head, n);
       if (head) Tail<Op>(df, c, g, x, out, head, kXS);
       i = head;
-      stream_end = head + (n - head) * sizeof(T) / 64 * 64 / sizeof(T);
+      stream_end = head + (n - head) * sizeof(T) / kCacheLineBytes * kCacheLineBytes / sizeof(T);
       static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
     }
     const size_t step = kUnroll * N;
@@ -328,14 +328,15 @@ HWY_INLINE float* StageScratch(size_t stride) {
   return buf.get();
 }
 
-// Ascend-style: cast a tile into an fp32 scratch buffer, compute in fp32,
-// cast back. The scratch lives per thread. tile: Split::stage_tile (split.h).
+// Ascend-style: cast a stage (up to Split::stage_tile elements, split.h)
+// into an fp32 scratch buffer, compute in fp32, cast back. The scratch lives
+// per thread.
 template <class Op, typename T, int kUnroll>
 HWY_NOINLINE void RunStaged(const KernelArgs& a) {
   const size_t n = a.n;
-  size_t tile = a.stage_tile ? std::min(a.stage_tile, kMaxStageTile) : kDefaultStageTile;
-  tile = std::min(tile, std::max<size_t>(n, 1));
-  const size_t stride = (tile + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
+  size_t stage = a.stage_tile ? std::min(a.stage_tile, kMaxStageTile) : kDefaultStageTile;
+  stage = std::min(stage, std::max<size_t>(n, 1));
+  const size_t stride = (stage + 63) / 64 * 64;  // whole cache lines: the loads of sx are aligned
   float* sg = StageScratch(stride);
   float* sx = sg + stride;
   const size_t runs = RunCount(a);
@@ -346,8 +347,8 @@ HWY_NOINLINE void RunStaged(const KernelArgs& a) {
       for (T& c : xcopies) c = *run.x;
       run.x = xcopies;
     }
-    for (size_t i = 0; i < n; i += tile) {
-      const size_t m = std::min(tile, n - i);
+    for (size_t i = 0; i < n; i += stage) {
+      const size_t m = std::min(stage, n - i);
       ToF32(run.g + i, 1, sg, m);
       ToF32(run.x + i * run.xs, run.xs, sx, m);
       KernelArgs f32 = a;

@@ -35,9 +35,9 @@ struct Split {
 // whatever the Split says: waking the pool costs more than such a call.
 inline constexpr size_t kSerialBelow = 2 * 1024;
 
-// The default chunk (Split::chunk == 0): kChunksPerThread pieces per thread,
+// The default chunk (Split::chunk == 0): kChunksPerThread chunks per thread,
 // so a thread the OS deschedules (the other core busy) holds up at most one
-// piece while the others take the rest; at least kMinDefaultChunk elements;
+// chunk while the others take the rest; at least kMinDefaultChunk elements;
 // whole cache lines (64 elements).
 inline constexpr int kChunksPerThread = 4;
 inline constexpr size_t kMinDefaultChunk = 4096;
@@ -48,7 +48,7 @@ constexpr size_t DefaultChunk(size_t n, int threads) {
 
 // Staged upcast (driver-inl.h RunStaged): elements per step when
 // Split::stage_tile is 0 (two fp32 scratch arrays of 8 KiB each: L1-sized),
-// and the largest stage tile a call may ask for (larger values are clamped;
+// and the largest stage a call may ask for (larger values are clamped;
 // 2 x 256 KiB of per-thread scratch: L2-sized).
 inline constexpr size_t kDefaultStageTile = 2048;
 inline constexpr size_t kMaxStageTile = 65536;

@@ -51,20 +51,20 @@ bool SpinUntil(Pred pred) {
   }
 }
 
-// One job at a time. The pieces are split into one contiguous range per
-// thread; a thread claims the pieces of its own range first, then steals
-// from the others. When the threads keep pace, thread t runs the same pieces
+// One job at a time. The items are split into one contiguous range per
+// thread; a thread claims the items of its own range first, then steals
+// from the others. When the threads keep pace, thread t runs the same items
 // call after call, so an operand that fits in the caches stays in the cache
-// of the core that writes it (claiming every piece from one shared counter
+// of the core that writes it (claiming every item from one shared counter
 // gave each call a new split: the output's cache lines moved between the
 // cores; `actgrad-pool-probe` compares the two). A worker that the
-// OS has descheduled (the other core busy) costs at most the piece it holds:
+// OS has descheduled (the other core busy) costs at most the item it holds:
 // the caller steals the rest and never waits for an idle worker to wake.
 //
 // Claims go through one 64-bit word per range, (job generation << 32) | next
-// piece, and are compare-and-swaps on it. A worker that wakes late sees a
+// item, and are compare-and-swaps on it. A worker that wakes late sees a
 // generation that is not its job's, or the closed marker the caller stores
-// when a job ends, and its CAS fails, so it can never run a piece of a job
+// when a job ends, and its CAS fails, so it can never run an item of a job
 // that is over or read the fields of the next one. All atomics are seq_cst:
 // that argument leans on one total order and the cost is a few fences per job.
 class Pool {
@@ -115,7 +115,7 @@ class Pool {
  private:
   static constexpr int64_t kClosed = 0xffffffff;
 
-  // Claims and runs pieces of job `gen` until none is left: its own range
+  // Claims and runs items of job `gen` until none is left: its own range
   // first, then the others in turn.
   void Work(uint32_t gen, int thread) {
     const int ranges = ranges_count_.load();
@@ -124,11 +124,11 @@ class Pool {
       for (;;) {
         uint64_t w = range.next.load();
         if (uint32_t(w >> 32) != gen) return;  // another job's range: this one is over
-        const int64_t piece = int64_t(w & 0xffffffff);
-        if (piece >= range.end.load()) break;  // exhausted (or closed): the next range
+        const int64_t item = int64_t(w & 0xffffffff);
+        if (item >= range.end.load()) break;  // exhausted (or closed): the next range
         if (thread >= threads_.load()) return;
         if (!range.next.compare_exchange_weak(w, w + 1)) continue;
-        (*body_.load())(piece, piece + 1, thread);
+        (*body_.load())(item, item + 1, thread);
         if (done_.fetch_add(1) + 1 == count_.load()) done_.notify_one();
       }
     }
@@ -166,7 +166,7 @@ class Pool {
   std::mutex run_mu_;
   int workers_ = 0;  // guarded by run_mu_
   std::atomic<uint32_t> generation_{0};
-  // One range of pieces per thread of the job (threads beyond kMaxRanges
+  // One range of items per thread of the job (threads beyond kMaxRanges
   // share them); `next` holds the job generation in its upper half.
   static constexpr int kMaxRanges = 64;
   struct alignas(64) Range {

@@ -2,8 +2,8 @@
 // a short, bounded time and then sleep on a futex (C++20 atomic wait).
 //
 // Why not `#pragma omp parallel`: libgomp's default wait policy spins for
-// ~300,000 `pause` instructions (~10 ms on Sapphire Rapids, where one pause is
-// ~140 cycles) before sleeping. On a machine whose other core is busy, the
+// ~300,000 `pause` instructions (~10 ms on cores where one pause is ~140
+// cycles) before sleeping. On a machine whose other core is busy, the
 // spinning master and the descheduled worker then share one core and every
 // call stalls for a scheduler time slice: measured 8.5 ms per 64K-element call
 // instead of 43 us (docs/performance.md). A bounded spin keeps back-to-back
@@ -21,10 +21,11 @@ namespace actgrad {
 // Threads the library may use: omp_get_max_threads() of the calling thread.
 int MaxThreads();
 
-// Runs body(i, i + 1, thread) once for every piece i in [0, count) on up to
+// Runs body(i, i + 1, thread) once for every item i in [0, count) (RunVariant:
+// a chunk; the runtime's buffered path: a buffer) on up to
 // `threads` threads, the caller being thread 0; `thread` < threads, and no two
 // calls with the same `thread` overlap (per-thread scratch may be indexed by
-// it). Each thread claims the pieces of its own contiguous range first, then
+// it). Each thread claims the items of its own contiguous range first, then
 // steals from the others (cache affinity across calls, load balance when a
 // thread is slow). Runs serially in the caller (as one
 // call body(0, count, 0)) when threads <= 1, when count <= 1, or when the pool

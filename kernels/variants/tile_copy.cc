@@ -1,7 +1,10 @@
-// CopyTile (tile_copy.h): memcpy rows, SIMD block transposes, scalar rest.
+// CopyTile (tile_copy.h): memcpy rows, SIMD square transposes, scalar rest.
+// "Block" here is only Highway's: a 128-bit lane group of a vector.
 #include "variants/tile_copy.h"
 
 #include <cstring>
+
+#include "variants/cache.h"  // kCacheLineBytes
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "variants/tile_copy.cc"
@@ -54,7 +57,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
 
-// One block of the transpose (src rs == 1): the vectors v[j] are src's
+// One square of the transpose (src rs == 1): the vectors v[j] are src's
 // columns c0 + j, lanes along the tile's rows. Each stage interleaves within
 // 128-bit blocks only (InterleaveLower/Upper), so a 256-bit vector of 32-bit
 // lanes holds two independent 4x4 transposes (rows r0.. and r0 + 4..), whose
@@ -74,10 +77,10 @@ HWY_INLINE void Transpose4x4Blocks(D d, V& v0, V& v1, V& v2, V& v3) {
   v3 = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t2), hn::BitCast(d64, t3)));
 }
 
-// 32-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end).
+// 32-bit, full squares over rows [r_begin, r_end) x cols [c_begin, c_end).
 // 128-bit: 4x4; 256-bit: 8x8 (two 4x4 per vector, then the 128-bit halves joined).
 // kRowsFirst: along dst's rows (a band of kN rows across every column
-// block, then the next band), else down its columns (a strip of kN columns
+// square, then the next band), else down its columns (a strip of kN columns
 // through every row, then the next strip).
 template <bool kRowsFirst, class D>
 HWY_INLINE void Transpose32(D d, uint32_t* HWY_RESTRICT dst, const uint32_t* HWY_RESTRICT src, int64_t cs,
@@ -155,7 +158,7 @@ HWY_INLINE void Transpose8x8Blocks16(D d, V& v0, V& v1, V& v2, V& v3, V& v4, V& 
   v7 = hn::BitCast(d, hn::InterleaveUpper(d64, uA67, uB67));
 }
 
-// 16-bit, full blocks over rows [r_begin, r_end) x cols [c_begin, c_end):
+// 16-bit, full squares over rows [r_begin, r_end) x cols [c_begin, c_end):
 // 8x8 with 128-bit vectors; 16x16 with 256-bit ones (8x8 in each 128-bit
 // half, for columns 0-7 and 8-15, the halves then joined as in Transpose32).
 template <bool kRowsFirst, class D>
@@ -167,18 +170,16 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   // Each step reads kN rows x kN elements, so each step prefetches as many
   // lines of the next strip's rows (columns c0 + kN.., the same span),
   // ending as the strip ends. Without it the short streams of a strip (a
-  // 1024-row tile of 16-bit rows: 2 KB each) start cold: SELU f16 16M on
-  // Zen 3, the 8x8 copy alone 12.5-14.2 -> 8.1-8.6 ms (1024 x 128 tiles),
-  // 17.7 -> 10.2-11.4 (128 x 128); the 20 16-bit transposed cells through
-  // the API 0.775 of the time (docs/performance.md, "Session 39"). The
-  // 32-bit copy (4 KB streams) measured no gain from it. Into the L2, not
-  // the L1: a 16x16 strip of 2 KB rows is 32 KB, the whole L1 of Zen 3/4,
-  // so lines fetched into the L1 a strip ahead were evicted before use
-  // (SELU bf16 16M on Zen 4, 1024 x 64 tiles, copy alone 6.9-7.2 -> 6.0-6.4
-  // ms; docs/performance.md, "Session 42").
+  // 1024-row tile of 16-bit rows: 2 KB each) start cold: for SELU f16 at
+  // 16M the 8x8 copy alone takes 1.5-1.7x as long without it, and the 16-bit
+  // transposed cells through the API 1.3x. The 32-bit copy (4 KB streams)
+  // gains nothing from it. Into the L2, not the L1: a 16x16 strip of 2 KB
+  // rows is 32 KB, a whole L1 of 32 KB, so lines fetched into the L1 a strip
+  // ahead are evicted before use (the copy alone 1.1x slower than into the
+  // L2).
   // Along dst's rows (kRowsFirst) the source is a tile in the cache (a
   // result tile): no prefetch.
-  constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / 64);
+  constexpr int kLinesPerStep = kRowsFirst ? 0 : int(kN * kN * 2 / kCacheLineBytes);
   const int64_t span = r_end - r_begin;
   const int64_t outer_end = kRowsFirst ? r_end : c_end, inner_begin = kRowsFirst ? c_begin : r_begin;
   const int64_t inner_end = kRowsFirst ? c_end : r_end;
@@ -238,13 +239,12 @@ HWY_INLINE void Transpose16(D d, uint16_t* HWY_RESTRICT dst, const uint16_t* HWY
   }
 }
 
-// The tags: 256-bit on x86 with AVX2 or AVX-512 (512-bit shuffles bring
-// nothing on Zen 4, and 16x16 32-bit blocks would need cross-block ops
-// Highway 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128). 16-bit
-// 16x16 blocks on 256-bit against 8x8 on 128-bit: in the L1 about 1.3x as
-// fast (SELU f16 32K, 1024 x 128 tiles, Zen 4); from memory, with the
-// prefetch into the L2 (Transpose16), SELU bf16 16M, copy alone 7.6-7.9 ->
-// 6.6-6.8 ms.
+// The tags: 256-bit on x86 with AVX2 or AVX-512 (512-bit shuffles measured
+// no faster, and 16x16 32-bit squares would need cross-block ops Highway
+// 1.0.3 lacks), 128-bit elsewhere (NEON, SVE, SSE4, EMU128). 16-bit 16x16
+// squares on 256-bit against 8x8 on 128-bit: in the L1 about 1.3x as fast
+// (SELU f16 32K, 1024 x 128 tiles); from memory, with the prefetch into the
+// L2 (Transpose16), about 1.15x (SELU bf16 16M, the copy alone).
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 template <typename T>
 using WideTag = hn::FixedTag<T, 32 / sizeof(T)>;
@@ -255,8 +255,8 @@ using WideTag = hn::FixedTag<T, 16 / sizeof(T)>;
 template <typename T>
 using NarrowTag = hn::FixedTag<T, 16 / sizeof(T)>;
 
-// rs == 1 for T of 4 or 2 bytes: wide blocks, then narrow blocks on what the
-// wide ones left, then scalar edges.
+// rs == 1 for T of 4 or 2 bytes: wide squares, then narrow squares on what
+// the wide ones left, then scalar edges.
 template <bool kRowsFirst, typename T>
 HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_RESTRICT src, int64_t cs,
                               int64_t nr, int64_t nc) {
@@ -264,7 +264,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   const NarrowTag<T> dn;
   constexpr int64_t kWideRows = int64_t(hn::MaxLanes(WideTag<T>()));
   constexpr int64_t kNarrowRows = int64_t(hn::MaxLanes(NarrowTag<T>()));
-  // Columns per block: as many as rows (32-bit 8 or 4, 16-bit 16 or 8).
+  // Columns per square: as many as rows (32-bit 8 or 4, 16-bit 16 or 8).
   constexpr int64_t kWideCols = kWideRows;
   constexpr int64_t kNarrowCols = sizeof(T) == 4 ? 4 : 8;
   auto run = [&](auto d, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -278,7 +278,7 @@ HWY_INLINE void TransposeTile(T* HWY_RESTRICT dst, int64_t ld, const T* HWY_REST
   if constexpr (kNarrowRows != kWideRows) {
     rn = nr / kNarrowRows * kNarrowRows;
     cn = nc / kNarrowCols * kNarrowCols;
-    run(dn, 0, rw, cw, cn);  // the column strip right of the wide blocks
+    run(dn, 0, rw, cw, cn);  // the column strip right of the wide squares
     run(dn, rw, rn, 0, cn);  // the row strip below them
   }
   tile_copy_detail::CopyRect(dst, src, 1, cs, ld, 0, rn, cn, nc);

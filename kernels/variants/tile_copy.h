@@ -7,7 +7,7 @@
 //
 // Paths (Highway dynamic dispatch, kernels/variants/tile_copy.cc):
 //   cs == 1 (or nc == 1): one memcpy per row (one in all if rs == nc);
-//   rs == 1, esize 4 or 2: SIMD block transposes (32-bit: 8x8 with 256-bit
+//   rs == 1, esize 4 or 2: SIMD square transposes (32-bit: 8x8 with 256-bit
 //     vectors on AVX2/AVX-512, then 4x4 with 128-bit on what is left, 4x4
 //     only elsewhere; 16-bit: 16x16 with 256-bit vectors on AVX2/AVX-512,
 //     then 8x8 with 128-bit, 8x8 only elsewhere), the edges scalar;
@@ -25,13 +25,12 @@ void CopyTile(void* dst, const void* src, int64_t rs, int64_t cs, int64_t nr, in
 // The same into rows ld elements apart (ld >= nc):
 //   dst[r * ld + c] = src[r * rs + c * cs]
 // (a transposed result tile written back into out's rows). Only those
-// nr x nc elements of dst are written. The SIMD blocks go along dst's rows
+// nr x nc elements of dst are written. The SIMD squares go along dst's rows
 // (a band of 8 or 16 rows across all nc columns, then the next band), where
 // CopyTile goes down its columns (the order that reads a gathered source's
 // lines once): out's rows are far apart, and written down the columns a
 // line's halves came a whole strip apart, by when the line had left the
-// cache (4 KB rows: out's rows fall into a few sets). SELU f32 transposed
-// at 1M, result transposed, one thread: see docs/performance.md, "Session 45".
+// cache (4 KB rows: out's rows fall into a few sets).
 void CopyTileTo(void* dst, int64_t ld, const void* src, int64_t rs, int64_t cs, int64_t nr, int64_t nc,
                 size_t esize);
 

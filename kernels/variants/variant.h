@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actgrad/types.h"
+#include "variants/cache.h"  // L2CacheBytes, LastLevelCacheBytes: the run rules read them
 #include "variants/split.h"
 
 namespace actgrad {
@@ -18,7 +19,7 @@ namespace actgrad {
 // three bases). Offsets, not pointers: the runtime hands the kernel slices
 // of the row table it builds once per plan (runtime/row_walker.h), instead
 // of writing three pointers per row for every tile (that store-bound walk
-// cost as much as the kernel at 64K: docs/performance.md, session 34).
+// costs as much as the kernel at 64K).
 // x may be a splat (splat_x: a row broadcast, one value per run): x_off[r]
 // is the offset of that one element, which the kernel broadcasts to a vector
 // of copies once per run and reads with stride 0. g is never a splat (the
@@ -93,7 +94,7 @@ inline void PrefetchRunsAhead(const char* g, const int64_t* g_off, const char* x
   const size_t b = bytes < kPrefetchBytes ? bytes : kPrefetchBytes;
   const size_t first = ri == 0 ? 1 : ri + ahead, last = ri + ahead;
   for (size_t k = first; k <= last && k < count; ++k)
-    for (size_t o = 0; o < b; o += 64) {
+    for (size_t o = 0; o < b; o += kCacheLineBytes) {
       PrefetchLine(g + g_off[k] + o);
       PrefetchLine(x + x_off[k] + o);
     }
@@ -153,20 +154,11 @@ int TargetRank(std::string_view target);
 // plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
 
-// One core's L2 in bytes (glibc's sysconf; 1 MiB where it does not say, as
-// on many Arm hosts): the run prefetch gate and the streaming-store guard.
-size_t L2CacheBytes();
-// The last-level cache in bytes: the largest level sysfs lists for cpu0
-// (/sys/devices/system/cpu/cpu0/cache), else glibc's L3, else L2CacheBytes().
-// sysfs first: on the Zen 3 VM glibc reports 256 MiB (the package's L3),
-// sysfs the 32 MiB a core can use. The streaming-store rule for whole lines.
-size_t LastLevelCacheBytes();
-
 // Builds what the variant reads besides its operands (a factor table) now,
 // so that its first run does not: the runtime calls it in phase one.
 void PrepareVariant(const Variant& v, const OpParams& p);
 
-// Runs a variant over n elements as `split` says (split.h): pieces of
+// Runs a variant over n elements as `split` says (split.h): chunks of
 // split.chunk elements claimed dynamically by split.threads threads of the
 // library pool (threads <= 1, or n < kSerialBelow: on the calling thread);
 // split.stage_tile goes to the kernel as KernelArgs::stage_tile.

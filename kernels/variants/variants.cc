@@ -4,11 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <unordered_map>
-
-#include <unistd.h>
 
 #include "variants/factor_tables.h"
 #include "variants/registry.h"
@@ -58,40 +55,6 @@ int VariantIndex(std::string_view name) {
   const auto& m = TheList().by_name;
   const auto it = m.find(name);
   return it == m.end() ? -1 : it->second;
-}
-
-size_t L2CacheBytes() {
-  static const size_t bytes = [] {
-    const long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return b > 0 ? size_t(b) : size_t(1) << 20;
-  }();
-  return bytes;
-}
-
-size_t LastLevelCacheBytes() {
-  static const size_t bytes = [] {
-    int best_level = 0;
-    size_t best = 0;
-    for (int i = 0; i < 16; ++i) {
-      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-      std::ifstream level_file(dir + "level"), size_file(dir + "size");
-      int level = 0;
-      std::string size;
-      if (!(level_file >> level) || !(size_file >> size)) break;
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(size.c_str(), &end, 10);
-      const int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;  // "32768K"
-      const size_t unit = size_t(1) << shift;
-      if (v == 0) continue;
-      const size_t b = size_t(v) * unit;
-      if (level > best_level) best_level = level, best = b;
-      else if (level == best_level) best = std::max(best, b);
-    }
-    if (best > 0) return best;
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return l3 > 0 ? size_t(l3) : L2CacheBytes();
-  }();
-  return bytes;
 }
 
 const Variant* FindVariant(std::string_view name) {
@@ -154,10 +117,10 @@ void RunVariant(const Variant& v, const KernelArgs& args, const Split& split) {
   }
   const size_t esize = DTypeSize(v.dtype);
   const size_t chunk = split.chunk > 0 ? size_t(split.chunk) : DefaultChunk(n, split.threads);
-  const int64_t pieces = int64_t((n + chunk - 1) / chunk);
-  ParallelFor(split.threads, pieces, [&](int64_t first, int64_t last, int) {
-    for (int64_t p = first; p < last; ++p) {
-      const size_t start = size_t(p) * chunk;
+  const int64_t chunks = int64_t((n + chunk - 1) / chunk);
+  ParallelFor(split.threads, chunks, [&](int64_t first, int64_t last, int) {
+    for (int64_t c = first; c < last; ++c) {
+      const size_t start = size_t(c) * chunk;
       KernelArgs a = whole;
       a.n = std::min(chunk, n - start);
       a.g = static_cast<const char*>(args.g) + start * esize;

@@ -199,3 +199,28 @@ def test_bad_values_are_usage_errors(env, args, words):
     assert "Traceback" not in r.stderr
     assert calls(env) == []  # rejected before any program is asked
     assert_nothing_built_or_run(env)
+
+
+def tool_lines(env, tool):
+    p = env["tmp"] / "tools.log"
+    return [l for l in p.read_text().splitlines() if l.startswith(tool + " ")] if p.exists() else []
+
+
+def test_build_goes_through_scripts_build(env):
+    """The build is scripts/build's: configured in --build-dir with the
+    benchmarks on when not configured yet, then only the two programs built
+    with --jobs. (The stand-in cmake fails, so the run stops there.)"""
+    r = run_bench(env, "--quick", "--jobs", "1", "--no-report")
+    assert r.returncode != 0 and "build failed" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    (configure,) = tool_lines(env, "cmake")
+    assert f"-B {env['bdir']} -DCMAKE_BUILD_TYPE=Release" in configure, configure
+    assert configure.endswith("-DACTGRAD_BUILD_BENCH=ON"), configure
+    assert calls(env) == []  # nothing ran
+
+    (env["bdir"] / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=Release\nACTGRAD_BUILD_BENCH:BOOL=ON\n")
+    (env["tmp"] / "tools.log").unlink()
+    r = run_bench(env, "--quick", "--jobs", "1", "--no-report")
+    assert r.returncode != 0 and "build failed" in r.stderr, r.stderr
+    assert tool_lines(env, "cmake") == [
+        f"cmake --build {env['bdir']} -j 1 --target actgrad-bench --target actgrad-bench-variants"]

@@ -549,7 +549,8 @@ TEST(NativeList, NamesFieldsAndSupport) {
     }
     if (v.upcast == "bf16cvt") {
       EXPECT_TRUE(!v.supported || bf16) << v.name;
-      // AVX512_BF16 is enough: AVX512-FP16 is not required (Zen 4).
+      // AVX512_BF16 is enough: AVX512-FP16 is not required (CPUs with the
+      // one and not the other run them).
       EXPECT_EQ(v.supported, bf16) << v.name;
     }
     if (v.upcast == "reg" || v.upcast == "gather" || v.upcast == "bits") {

@@ -1,16 +1,16 @@
 // Events: creation flags, record / query / reset / synchronize, the elapsed
-// time between two records against std::chrono's steady clock around the
-// same calls (ordering and containment only, never an absolute time),
-// aclrtStreamWaitEvent between two streams, and every error.
+// time between two records (exact, on a fake clock the runtime reads:
+// SetEventClock; on the real clock only its sign), aclrtStreamWaitEvent
+// between two streams, and every error.
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "acl_test_util.h"
-#include "runtime/stream.h"  // RecordStreamError: a task that fails after its enqueue returned
+#include "runtime/acl_objects.h"  // SetEventClock: a fake clock for the elapsed times
+#include "runtime/stream.h"       // RecordStreamError: a task that fails after its enqueue returned
 
 namespace acltest {
 namespace {
@@ -24,12 +24,20 @@ static_assert(ACL_ERROR_RT_PARAM_INVALID == 107000 && ACL_ERROR_RT_CONTEXT_NULL 
               ACL_ERROR_RT_FEATURE_NOT_SUPPORT == 207000 && ACL_ERROR_RT_INTERNAL_ERROR == 507000 &&
               ACL_ERROR_RT_STREAM_SYNC_TIMEOUT == 507046, "CANN's error codes");
 
-using Clock = std::chrono::steady_clock;
-double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+// The runtime's event clock while a test runs: a time the test sets.
+int64_t g_fake_ns = 0;
+int64_t FakeNs() { return g_fake_ns; }
 
-// A float of milliseconds from int64 nanoseconds rounds by at most half an
-// ulp: the containment checks allow that much.
-double Slack(double ms) { return ms * 1e-6 + 1e-6; }
+// Installs the fake clock for one test, restores the steady clock after.
+class FakeEventClock {
+ public:
+  FakeEventClock() : old_(actgrad::rt::SetEventClock(&FakeNs)) {}
+  ~FakeEventClock() { actgrad::rt::SetEventClock(old_); }
+  void Set(int64_t ns) { g_fake_ns = ns; }
+
+ private:
+  actgrad::rt::EventClock old_;
+};
 
 class Events : public AclRuntime {
  protected:
@@ -49,34 +57,43 @@ class Events : public AclRuntime {
   aclrtStream s_ = nullptr;
 };
 
-TEST_F(Events, ElapsedTimeLiesWithinTheHostClockAroundTheRecords) {
+TEST_F(Events, ElapsedTimeIsTheClockBetweenTheRecords) {
+  FakeEventClock clock;
   aclrtEvent start = NewEvent(), end = NewEvent();
-  std::vector<uint8_t> buf(32 << 20);  // enough work that the two records are apart
-  const auto before = Clock::now();
+  std::vector<uint8_t> buf(1 << 20);
+  clock.Set(1'000'000);
   ASSERT_EQ(aclrtRecordEvent(start, s_), ACL_SUCCESS) << ErrMsg();
-  const auto after_start = Clock::now();
   ASSERT_EQ(aclrtMemsetAsync(buf.data(), buf.size(), 0x3c, buf.size(), s_), ACL_SUCCESS);
-  const auto before_end = Clock::now();
+  clock.Set(3'500'000);
   ASSERT_EQ(aclrtRecordEvent(end, s_), ACL_SUCCESS);
   ASSERT_EQ(aclrtSynchronizeStream(s_), ACL_SUCCESS);
-  const auto after = Clock::now();
   float ms = -1;
   ASSERT_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS) << ErrMsg();
-  const double outer = Ms(before, after), inner = Ms(after_start, before_end);
-  EXPECT_GT(ms, 0.0f);
-  EXPECT_LE(ms, outer + Slack(outer)) << "the events lie between the host's two readings";
-  EXPECT_GE(ms, inner - Slack(inner)) << "the memset between the records lies between the events";
-  EXPECT_EQ(buf.back(), 0x3c);
+  EXPECT_EQ(ms, 2.5f) << "the clock's readings at the two records, in milliseconds";
+  EXPECT_EQ(buf.back(), 0x3c) << "the memset between the records ran";
+  EXPECT_EQ(aclrtDestroyEvent(start), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(end), ACL_SUCCESS);
+}
+
+TEST_F(Events, ElapsedTimeOnTheSteadyClockIsNeverNegativeInRecordOrder) {
+  aclrtEvent start = NewEvent(), end = NewEvent();
+  ASSERT_EQ(aclrtRecordEvent(start, s_), ACL_SUCCESS) << ErrMsg();
+  ASSERT_EQ(aclrtRecordEvent(end, s_), ACL_SUCCESS);
+  float ms = -1;
+  ASSERT_EQ(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS) << ErrMsg();
+  EXPECT_GE(ms, 0.0f) << "a steady clock does not go back";
   EXPECT_EQ(aclrtDestroyEvent(start), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyEvent(end), ACL_SUCCESS);
 }
 
 TEST_F(Events, ElapsedTimeIsADifferenceOfRecordTimes) {
+  FakeEventClock clock;
   aclrtEvent a = NewEvent(), b = NewEvent(ACL_EVENT_TIME_LINE), c = NewEvent(ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC);
+  clock.Set(10'000'000);
   ASSERT_EQ(aclrtRecordEvent(a, s_), ACL_SUCCESS);
-  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  clock.Set(10'250'000);
   ASSERT_EQ(aclrtRecordEvent(b, nullptr), ACL_SUCCESS) << "the default stream";
-  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  clock.Set(10'750'000);
   ASSERT_EQ(aclrtRecordEvent(c, s_), ACL_SUCCESS);
   float ab = 0, bc = 0, ac = 0, ba = 0, aa = -1;
   ASSERT_EQ(aclrtEventElapsedTime(&ab, a, b), ACL_SUCCESS);
@@ -84,16 +101,17 @@ TEST_F(Events, ElapsedTimeIsADifferenceOfRecordTimes) {
   ASSERT_EQ(aclrtEventElapsedTime(&ac, a, c), ACL_SUCCESS);
   ASSERT_EQ(aclrtEventElapsedTime(&ba, b, a), ACL_SUCCESS);
   ASSERT_EQ(aclrtEventElapsedTime(&aa, a, a), ACL_SUCCESS);
-  EXPECT_GT(ab, 0.0f);
-  EXPECT_GT(bc, 0.0f);
-  EXPECT_NEAR(ac, ab + bc, Slack(ac) * 4);
-  EXPECT_EQ(ba, -ab) << "recorded the other way round: negative, as CANN";
+  EXPECT_EQ(ab, 0.25f);
+  EXPECT_EQ(bc, 0.5f);
+  EXPECT_EQ(ac, 0.75f);
+  EXPECT_EQ(ba, -0.25f) << "recorded the other way round: negative, as CANN";
   EXPECT_EQ(aa, 0.0f);
   // A record again moves the event to the new time.
+  clock.Set(11'000'000);
   ASSERT_EQ(aclrtRecordEvent(a, s_), ACL_SUCCESS);
   float after = 0;
   ASSERT_EQ(aclrtEventElapsedTime(&after, c, a), ACL_SUCCESS);
-  EXPECT_GE(after, 0.0f);
+  EXPECT_EQ(after, 0.25f);
   for (aclrtEvent e : {a, b, c}) EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
 }
 

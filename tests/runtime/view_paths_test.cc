@@ -6,11 +6,11 @@
 //          inputs (splat), transposed / stepped / reversed inputs (gathered
 //          tile by tile, partial tiles on every edge), out transposed or
 //          reversed, in-place;
-//  kBlocks runs shorter than kMinRunBytes (inner 3, 5, 15, ...), many rows;
+//  kBuffered runs shorter than kMinRunBytes (inner 3, 5, 15, ...), many rows;
 //          GELU's dtype promotion.
 // Each case states the path (and each input's kind on kRuns: plain, splat or
 // gathered) phase one must plan, read from the executor's plan, so a size
-// that silently fell back to kBlocks fails here; then checks the values
+// that silently fell back to kBuffered fails here; then checks the values
 // against the reference and that nothing outside the output view (storages
 // have room around every view) was written. Large cases take the threaded
 // path; forced splits (ScopedKernelOverride) take it, odd tiles and chunks
@@ -74,7 +74,7 @@ const char* PathName(PlanPath p) {
   switch (p) {
     case PlanPath::kFlat: return "kFlat";
     case PlanPath::kRuns: return "kRuns";
-    case PlanPath::kBlocks: return "kBlocks";
+    case PlanPath::kBuffered: return "kBuffered";
   }
   return "?";
 }
@@ -157,9 +157,9 @@ struct Expect {
   In g = In::kAny, x = In::kAny;  // checked on kRuns only
 };
 // kRuns when the plan's inner dim (after coalescing) holds at least
-// kMinRunBytes of t, else kBlocks.
+// kMinRunBytes of t, else kBuffered.
 PlanPath RunsIf(DType t, int64_t inner) {
-  return uint64_t(inner) * Esize(t) >= actgrad::rt::kMinRunBytes ? PlanPath::kRuns : PlanPath::kBlocks;
+  return uint64_t(inner) * Esize(t) >= actgrad::rt::kMinRunBytes ? PlanPath::kRuns : PlanPath::kBuffered;
 }
 Expect Want(DType t, int64_t inner, In g = In::kAny, In x = In::kAny) { return {RunsIf(t, inner), g, x}; }
 
@@ -677,7 +677,7 @@ void NegativeStrides(const OpType& p) {
 void ShortRuns(const OpType& p) {
   const OpSpec& s = p.spec;
   for (int64_t c : {3, 5, 15, 16, 31, 32}) {
-    const int64_t r = 5000 / c + 7;  // more than one kBlockElems block
+    const int64_t r = 5000 / c + 7;  // more than one buffer of kBufferElems
     const Dims d = {r, c};
     SCOPED_TRACE("c=" + std::to_string(c));
     {  // slices
@@ -697,15 +697,15 @@ void ShortRuns(const OpType& p) {
       FillInputs(s, g, x, Seed(p.name, c + 2));
       EXPECT_TRUE(RunPath(s, g, x, o, Want(p.t, c, In::kGathered, In::kSplat)));
     }
-    {  // out reversed and stepped (kBlocks whatever the run length: out's inner stride is 2)
+    {  // out reversed and stepped (kBuffered whatever the run length: out's inner stride is 2)
       Tensor g(p.t, d), x = Roomy(p.t, d), o = Strided(p.t, d, {-(2 * c + 1), 2});
       FillInputs(s, g, x, Seed(p.name, c + 3));
-      EXPECT_TRUE(RunPath(s, g, x, o, {PlanPath::kBlocks}));
+      EXPECT_TRUE(RunPath(s, g, x, o, {PlanPath::kBuffered}));
     }
   }
 }
 
-// GELU's dtype promotion (inputs of another dtype than out): kBlocks
+// GELU's dtype promotion (inputs of another dtype than out): kBuffered
 // whatever the run length, through views.
 TEST(ViewPaths, GeluPromotionTakesBlocks) {
   for (const OpSpec& s : {Spec(Op::kGeluBwd), GeluTanh()}) {
@@ -713,13 +713,13 @@ TEST(ViewPaths, GeluPromotionTakesBlocks) {
     Tensor g = Transposed(DType::kF16, 70, 129), x = Slice2D(DType::kBF16, 70, 129, 131, 1, 1);
     Tensor o2 = Slice2D(DType::kF32, 70, 129, 140, 2, 3);
     FillInputs(s, g, x, 1);
-    EXPECT_TRUE(RunPath(s, g, x, o2, {PlanPath::kBlocks}));
+    EXPECT_TRUE(RunPath(s, g, x, o2, {PlanPath::kBuffered}));
     Tensor g3 = Swapped4D(DType::kF32, 2, 100), x3 = Swapped4D(DType::kF16, 2, 100), o3 = Roomy(DType::kF32, {2, 4, 4, 100});
     FillInputs(s, g3, x3, 2);
-    EXPECT_TRUE(RunPath(s, g3, x3, o3, {PlanPath::kBlocks}));
+    EXPECT_TRUE(RunPath(s, g3, x3, o3, {PlanPath::kBuffered}));
     Tensor g4(DType::kBF16, {37, 1}), x4 = Roomy(DType::kF32, {37, 100}), o4 = Roomy(DType::kF32, {37, 100});
     FillInputs(s, g4, x4, 3);
-    EXPECT_TRUE(RunPath(s, g4, x4, o4, {PlanPath::kBlocks}));
+    EXPECT_TRUE(RunPath(s, g4, x4, o4, {PlanPath::kBuffered}));
   }
 }
 
@@ -769,11 +769,11 @@ void InPlace(const OpType& p) {
       EXPECT_TRUE(RunInPlace(s, g, x, o, Want(p.t, c, In::kSplat, In::kPlain)));
     }
   }
-  {  // short runs in place (kBlocks)
+  {  // short runs in place (kBuffered)
     Tensor g = Slice2D(p.t, 3000, 5, 7, 1, 1), x = Transposed(p.t, 3000, 5);
     FillInputs(s, g, x, Seed(p.name, 5));
     Tensor o = g.Alias();
-    EXPECT_TRUE(RunInPlace(s, g, x, o, {PlanPath::kBlocks}));
+    EXPECT_TRUE(RunInPlace(s, g, x, o, {PlanPath::kBuffered}));
   }
 }
 
@@ -827,7 +827,7 @@ TEST(ViewPaths, RepeatableExecutorOnViews) {
        {PlanPath::kRuns, In::kSplat, In::kGathered}},
       {"logit_f32 short runs", Logit(0.25f), DType::kF32, [] { return Slice2D(DType::kF32, 3000, 5, 7, 1, 1); },
        [] { return Transposed(DType::kF32, 3000, 5); }, [] { return Roomy(DType::kF32, {3000, 5}); },
-       {PlanPath::kBlocks}},
+       {PlanPath::kBuffered}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -973,13 +973,13 @@ TEST(ViewPathsLarge, ShortRunsBlocks) {
   Tensor g = Slice2D(p.t, 100000, 5, 6, 0, 1), x = Roomy(p.t, {100000, 5}), o = Slice2D(p.t, 100000, 5, 7, 1, 2);
   FillInputs(p.spec, g, x, 7);
   Seen seen;
-  EXPECT_TRUE(RunPath(p.spec, g, x, o, {PlanPath::kBlocks}, &seen));
+  EXPECT_TRUE(RunPath(p.spec, g, x, o, {PlanPath::kBuffered}, &seen));
   ExpectThreaded(seen);
 }
 
 // ------------------------------------------------------------- forced splits
 
-// The views of the forced runs: every kRuns flavour and a kBlocks one, sizes
+// The views of the forced runs: every kRuns flavour and a kBuffered one, sizes
 // small enough to run many splits.
 void ViewsUnderSplit(const OpType& p, const actgrad::Split& split, const std::string& what) {
   const OpSpec& s = p.spec;
@@ -1020,7 +1020,7 @@ void ViewsUnderSplit(const OpType& p, const actgrad::Split& split, const std::st
   {
     Tensor g = Slice2D(p.t, 1000, 5, 6, 1, 0), x = Transposed(p.t, 1000, 5), o = Slice2D(p.t, 1000, 5, 8, 0, 2);
     FillInputs(s, g, x, 6);
-    EXPECT_TRUE(RunPath(s, g, x, o, {PlanPath::kBlocks}, &seen)) << seen.Describe();
+    EXPECT_TRUE(RunPath(s, g, x, o, {PlanPath::kBuffered}, &seen)) << seen.Describe();
   }
   {
     Tensor g = Transposed(p.t, 90, 129), x(p.t, {90, 129});
@@ -1064,7 +1064,7 @@ TEST(ViewPathsForced, SplitsEveryOp) {
 
 // Every variant this CPU runs, forced on a view of each kRuns flavour (runs
 // in place, splat g, splat x, gathered, in place) with runs of 70 (a vector
-// tail; kBlocks calls a kernel as kFlat does): the view's result must be,
+// tail; kBuffered calls a kernel as kFlat does): the view's result must be,
 // bit for bit, the variant's on contiguous copies of the inputs (the
 // variants' accuracy is the accuracy suite's business, not the views').
 ::testing::AssertionResult SameAsContiguous(const OpSpec& s, const Tensor& g, const Tensor& x, Tensor& out,

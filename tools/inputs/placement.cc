@@ -9,11 +9,11 @@
 #include <utility>
 
 #include "tools/inputs/rng.h"
+#include "variants/cache.h"
 
 namespace actgrad::inputs {
 
 namespace {
-constexpr size_t kPage = 4096;
 constexpr size_t kHuge = size_t{2} << 20;
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace
@@ -52,22 +52,22 @@ void RunAtStackOffset(const Placement& p, const std::function<void()>& f) {
   // residue (alloca rounds to 16, the stack's alignment unit).
   char here;
   const uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
-  const size_t target = size_t(p.stack) % kPage / 16 * 16;
-  const size_t pad = (sp - target) % kPage;
+  const size_t target = size_t(p.stack) % kPageBytes / 16 * 16;
+  const size_t pad = (sp - target) % kPageBytes;
   volatile char* room = static_cast<volatile char*>(__builtin_alloca(pad + 16));
   room[0] = 0;  // keeps the allocation
   CallBelow(f);
 }
 
 PlacedArena::PlacedArena(size_t bytes, size_t x_bytes, const Placement& p) : p_(p) {
-  auto offset = [](int64_t o) { return size_t(o) % kPage / 64 * 64; };
+  auto offset = [](int64_t o) { return size_t(o) % kPageBytes / kCacheLineBytes * kCacheLineBytes; };
   // Each operand gets its page-aligned region plus one page of slack for its
   // offset; one page between regions keeps the operands on distinct pages.
-  const size_t gr = RoundUp(bytes + kPage, kPage) + kPage;
-  const size_t xr = RoundUp(x_bytes + kPage, kPage) + kPage;
-  const size_t orr = RoundUp(bytes + kPage, kPage);
+  const size_t gr = RoundUp(bytes + kPageBytes, kPageBytes) + kPageBytes;
+  const size_t xr = RoundUp(x_bytes + kPageBytes, kPageBytes) + kPageBytes;
+  const size_t orr = RoundUp(bytes + kPageBytes, kPageBytes);
   size_ = gr + xr + orr;
-  const size_t align = size_ >= kHuge ? kHuge : kPage;
+  const size_t align = size_ >= kHuge ? kHuge : kPageBytes;
   size_ = RoundUp(size_, align);
   void* mem = nullptr;
   if (posix_memalign(&mem, align, size_) != 0) throw std::bad_alloc();

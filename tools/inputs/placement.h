@@ -25,6 +25,10 @@
 
 namespace actgrad::inputs {
 
+// The page the placements' offsets lie in (the 4 KiB base page of x86-64 and
+// of the Arm kernels the suite runs on): the tools' one home of it.
+inline constexpr size_t kPageBytes = 4096;
+
 // Byte offsets of each operand from the start of a 4 KiB page: multiples of
 // 64 (whole cache lines, every SIMD width aligned) in [0, 4096); `stack`:
 // the offset of the measuring thread's stack pointer within a 4 KiB page at

@@ -11,17 +11,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tools/inputs/hash.h"
+
 namespace actgrad::inputs {
 
 struct Rng {
   uint64_t s;  // the state: any value is a valid seed
 
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return SplitMix64(&s); }
   // [0, 1) with 53 random bits.
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   // [lo, hi).

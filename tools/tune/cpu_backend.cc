@@ -32,6 +32,7 @@
 #include "tools/inputs/placement.h"
 #include "tools/inputs/views.h"
 #include "tools/tune/topology.h"
+#include "variants/cache.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad::tune {
@@ -84,7 +85,7 @@ struct WorkspaceBuf {
 // 1.6x the wall time with a new arena per switch, 1.25x with one per cell).
 class PlacedOperands {
  public:
-  static constexpr size_t kPage = 4096;
+  static constexpr size_t kPage = inputs::kPageBytes;
   // Operands of g and out `bytes` long and x `x_bytes` long at placement k;
   // the caller fills g and x. Every page is faulted in here, not while timing.
   void Reserve(size_t bytes, size_t x_bytes, int k) {
@@ -122,36 +123,17 @@ class PlacedOperands {
 
 int UnrollRank(int u) { return u == 2 ? 0 : u == 4 ? 1 : u == 1 ? 2 : 3 + u; }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-uint64_t ParseCacheSize(const std::string& s) {
-  if (s.empty()) return 0;
-  uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
-  if (s.back() == 'K') v <<= 10;
-  if (s.back() == 'M') v <<= 20;
-  return v;
-}
-
 // This machine's caches as {"l1d": bytes, "l1i": ..., "l2": ..., "l3": ...}:
-// /sys (cpu0), else sysconf. The one reader: provenance and the split
+// /sys (cpu0, ReadCacheLevels), else sysconf. Provenance and the split
 // refinements read it.
 nlohmann::json ReadCaches() {
   nlohmann::json caches = nlohmann::json::object();
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    const std::string level = ReadFile(dir + "level"), type = ReadFile(dir + "type");
-    if (level.empty()) break;
-    std::string name = "l" + level;
-    if (type == "Data") name += "d";
-    else if (type == "Instruction") name += "i";
-    caches[name] = ParseCacheSize(ReadFile(dir + "size"));
+  for (const CacheLevel& c : ReadCacheLevels()) {
+    std::string name = "l";
+    name += std::to_string(c.level);  // not "l" + to_string: GCC 12's -Wrestrict misfires on it
+    if (c.type == "Data") name += "d";
+    else if (c.type == "Instruction") name += "i";
+    caches[name] = uint64_t(c.bytes);
   }
 #ifdef _SC_LEVEL1_DCACHE_SIZE
   if (caches.empty()) {
@@ -170,7 +152,7 @@ uint64_t CacheBytes(const nlohmann::json& caches, const char* name, uint64_t fal
 
 // Working-set sizes from L1- to L2-sized: L1d, their geometric mean, L2.
 std::vector<uint64_t> L1ToL2Bytes(const nlohmann::json& caches) {
-  const uint64_t l1 = CacheBytes(caches, "l1d", 32 << 10), l2 = std::max(CacheBytes(caches, "l2", 512 << 10), l1);
+  const uint64_t l1 = CacheBytes(caches, "l1d", 32 << 10), l2 = std::max(CacheBytes(caches, "l2", kFallbackL2Bytes), l1);
   return {l1, uint64_t(std::sqrt(double(l1) * double(l2))), l2};
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "tools/inputs/hash.h"
 #include "tools/tune/topology.h"
 #include "variants/variant.h"
 
@@ -28,17 +29,8 @@ using json = nlohmann::json;
 
 namespace {
 
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string Hex12(uint64_t h) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%012llx", (unsigned long long)(h & 0xffffffffffffull));
-  return buf;
-}
+using inputs::Fnv1a;
+using inputs::Hex12;
 
 std::string CompilerName() {
 #if defined(__clang__)

@@ -10,34 +10,24 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tools/inputs/hash.h"
 #include "tools/tune/stats.h"
 #include "tools/tune/strings.h"
 
 namespace actgrad::tune {
 
-namespace {
-
-uint64_t SplitMix(uint64_t* s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-
-}  // namespace
+using inputs::SplitMix64;
 
 uint64_t HashKey(uint64_t seed, const std::string& key) {
-  uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a, then mixed
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  return SplitMix(&h);
+  uint64_t h = inputs::Fnv1a(key, inputs::kFnvBasis ^ seed);  // FNV-1a, then mixed
+  return SplitMix64(&h);
 }
 
 std::vector<size_t> SeededPermutation(size_t n, uint64_t seed) {
   std::vector<size_t> p(n);
   std::iota(p.begin(), p.end(), size_t(0));
   uint64_t s = seed;
-  for (size_t i = n; i > 1; --i) std::swap(p[i - 1], p[SplitMix(&s) % i]);
+  for (size_t i = n; i > 1; --i) std::swap(p[i - 1], p[SplitMix64(&s) % i]);
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "tools/inputs/hash.h"
 #include "tools/tune/measurement_key.h"
 #include "tools/tune/strings.h"
 
@@ -27,12 +28,6 @@ bool ParsePositive(const std::string& s, int* out) {
   }
   *out = v;
   return true;
-}
-
-std::string Hex12(uint64_t h) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%012llx", (unsigned long long)(h & 0xffffffffffffull));
-  return buf;
 }
 
 std::string Describe(const tables::Entry& e) {
@@ -132,14 +127,13 @@ json ShardProvenance(const TuneConfig& cfg, int index, int count) {
   // The plan's identity: every shard's series and their cells, in shard order.
   std::map<std::string, std::string> cell_keys;  // series -> its cells' keys
   for (const auto& c : cells) cell_keys[SeriesKey(c.cell)] += c.key + ",";
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = inputs::kFnvBasis;
   for (size_t s = 0; s < plan.series.size(); ++s)
     for (const std::string& key : plan.series[s])
-      for (unsigned char c : std::to_string(s) + ":" + key + ":" + cell_keys[key] + "\n")
-        h = (h ^ c) * 1099511628211ull;
+      h = inputs::Fnv1a(std::to_string(s) + ":" + key + ":" + cell_keys[key] + "\n", h);
   const std::vector<std::string> mine =
       index >= 1 && index <= count ? plan.series[size_t(index - 1)] : std::vector<std::string>{};
-  return json{{"index", index}, {"count", count}, {"series", mine}, {"plan", Hex12(h)}};
+  return json{{"index", index}, {"count", count}, {"series", mine}, {"plan", inputs::Hex12(h)}};
 }
 
 bool MergeShardTables(const std::vector<ShardTable>& shards, bool allow_partial, tables::Table* out,

@@ -27,15 +27,15 @@ ACTGRAD_NATIVE_INLINE __mmask32 FirstLanes(size_t m) {  // m < 32
 
 // The kernel loop. OpT: constructed once per call from the OpParams (it
 // broadcasts its constants), `__m512i operator()(__m512i g, __m512i x) const`
-// maps 32 packed 16-bit elements of g and x to 32 of out. U vectors per
-// iteration; NT: streaming stores in the main loop once `out` is 64-byte
+// maps 32 packed 16-bit elements of g and x to 32 of out. Step: one
+// iteration of U vectors; NT: streaming stores in the main loop once `out` is 64-byte
 // aligned (a masked head gets it there). Tails use masked loads and stores,
 // so nothing outside [0, n) is read or written. out may alias g or x exactly:
 // every iteration loads all of its inputs before storing.
 // xs: x's stride, 1 or 0 (a splat: one vector of copies, SplatCopies).
 template <class OpT, int U>
-ACTGRAD_NATIVE_INLINE void Block(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t xs,
-                                 bool nt) {
+ACTGRAD_NATIVE_INLINE void Step(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t xs,
+                                bool nt) {
   __m512i gv[U], xv[U], r[U];
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) {
@@ -63,7 +63,7 @@ ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint1
 }
 
 // A splat run's one element (variant.h Runs) as a vector of copies at
-// `copies` (what Block and Partial read with stride 0).
+// `copies` (what Step and Partial read with stride 0).
 ACTGRAD_NATIVE_INLINE const uint16_t* SplatCopies(const uint16_t* x, uint16_t* copies) {
   _mm512_store_si512(copies, _mm512_set1_epi16(static_cast<short>(*x)));
   return copies;
@@ -83,8 +83,8 @@ ACTGRAD_NATIVE_INLINE void WholeVectorRuns(const OpT& op, const Runs& rs, size_t
     uint16_t* out = reinterpret_cast<uint16_t*>(rs.out + rs.out_off[ri]);
     const bool nt = NT && (reinterpret_cast<uintptr_t>(out) & 63u) == 0;
     size_t i = 0;
-    for (; i + kLanes * U <= n; i += kLanes * U) Block<OpT, U>(op, g + i, x + i * XS, out + i, XS, nt);
-    for (; i < n; i += kLanes) Block<OpT, 1>(op, g + i, x + i * XS, out + i, XS, nt);
+    for (; i + kLanes * U <= n; i += kLanes * U) Step<OpT, U>(op, g + i, x + i * XS, out + i, XS, nt);
+    for (; i < n; i += kLanes) Step<OpT, 1>(op, g + i, x + i * XS, out + i, XS, nt);
   }
   if (NT) _mm_sfence();
 }
@@ -122,13 +122,13 @@ void Kernel(const KernelArgs& a) {
         const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
         if (head != 0) Partial(op, g, x, out, head);
         i = head;
-        for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i * xs, out + i, xs, true);
+        for (; i + kStep <= n; i += kStep) Step<OpT, U>(op, g + i, x + i * xs, out + i, xs, true);
         streamed = true;
       }
     }
-    for (; i + kStep <= n; i += kStep) Block<OpT, U>(op, g + i, x + i * xs, out + i, xs, false);
+    for (; i + kStep <= n; i += kStep) Step<OpT, U>(op, g + i, x + i * xs, out + i, xs, false);
     if constexpr (U > 1) {
-      for (; i + kLanes <= n; i += kLanes) Block<OpT, 1>(op, g + i, x + i * xs, out + i, xs, false);
+      for (; i + kLanes <= n; i += kLanes) Step<OpT, 1>(op, g + i, x + i * xs, out + i, xs, false);
     }
     if (i < n) Partial(op, g + i, x + i * xs, out + i, n - i);
   }

@@ -13,6 +13,7 @@
 
 #include "actgrad/half.h"
 #include "reference/reference.h"
+#include "tools/inputs/hash.h"
 #include "tools/inputs/op_inputs.h"
 #include "tools/inputs/rng.h"
 #include "tools/inputs/views.h"
@@ -41,10 +42,25 @@ std::vector<uint8_t> Generate(Op op, DType t, Role role, size_t n) {
   return b;
 }
 
-uint64_t Fnv1a(const std::vector<uint8_t>& b) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint8_t c : b) h = (h ^ c) * 1099511628211ull;
-  return h;
+uint64_t Fnv1a(const std::vector<uint8_t>& b) { return inputs::Fnv1aBytes(b.data(), b.size()); }
+
+// Known values of the suite's FNV-1a (hash.h: its offset basis is not the
+// published one): measurement keys, variant-list hashes and shard plans in
+// existing logs and tables were computed with exactly these.
+TEST(Hash, Fnv1aKnownValues) {
+  EXPECT_EQ(inputs::Fnv1a(""), 0x14650fb0739d0383ull);
+  EXPECT_EQ(inputs::Fnv1a("a"), 0x44bd8ad473cd9906ull);
+  EXPECT_EQ(inputs::Fnv1a("foobar"), 0x88fad7c0a8ff07f2ull);
+  EXPECT_EQ(inputs::Fnv1a("bar", inputs::Fnv1a("foo")), inputs::Fnv1a("foobar"));  // piece by piece
+  const uint8_t bytes[] = {'f', 'o', 'o', 'b', 'a', 'r'};
+  EXPECT_EQ(inputs::Fnv1aBytes(bytes, sizeof(bytes)), inputs::Fnv1a("foobar"));
+  EXPECT_EQ(Hex12(0x88fad7c0a8ff07f2ull), "d7c0a8ff07f2");
+}
+
+TEST(Hash, SplitMix64IsTheRngsStep) {
+  uint64_t s = 0;
+  EXPECT_EQ(SplitMix64(&s), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(SplitMix64(&s), 0x6e789e6aa1b965f4ull);
 }
 
 TEST(Rng, FirstOutputsAreSplitmix64s) {

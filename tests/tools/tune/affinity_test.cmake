@@ -11,7 +11,7 @@ if(NOT TASKSET OR ncpu LESS 2)
   message("SKIP: needs taskset and two CPUs (have ${ncpu})")
   cmake_language(EXIT 77)
 endif()
-# GELU f32 (two threads pay off at 16M on a 2-core VM, where memory-bound
+# GELU f32 (two threads pay off at 16M on two cores, where memory-bound
 # SELU may not), a small, a mid and the 16M octave; quick settings.
 set(cells --ops gelu --gelu-modes none --dtypes f32 --sizes 16K,1M,16M --layouts contig --quick --no-accuracy-gate --plain --budget 25s)
 foreach(cores 0 0,1)

@@ -265,7 +265,8 @@ TEST(CpuTuning, TwoCellSmokeRun) {
   ASSERT_EQ(r.table.entries.size(), 2u) << (r.notes.empty() ? "" : r.notes[0]);
   EXPECT_EQ(r.table.machine_id, MachineId());
   EXPECT_EQ(r.table.backend, "cpu");
-  EXPECT_LT(r.spent_sec, 8.0);
+  EXPECT_GT(r.measured, 0) << "a fresh log: the samples are measured";
+  EXPECT_EQ(r.replayed, 0) << "nothing to replay from an empty log";
   for (const auto& e : r.table.entries) {
     const Variant* v = FindVariant(e.choice.variant);
     ASSERT_NE(v, nullptr);

@@ -12,6 +12,7 @@
 #include "tests/tools/tune/temp_files.h"
 #include "tools/tune/log.h"
 #include "tools/tune/measurement_key.h"
+#include "tools/tune/search.h"
 
 namespace actgrad::tune {
 namespace {
@@ -36,6 +37,15 @@ MeasurementKey Sample() {
 }
 
 using testing::ReadFile;
+
+// Known values: logs and tables store these hashes, so the hash of a key
+// (FNV-1a of its canonical JSON, tools/inputs/hash.h) and the search's seeds
+// (HashKey) must never change.
+TEST(MeasurementKey, HashesAreKnownValues) {
+  EXPECT_EQ(Sample().Hash(), "3c14318ba452");
+  EXPECT_EQ(HashKey(0, ""), 0x4ea0537ff367da6bull);
+  EXPECT_EQ(HashKey(7, "selu_bwd/f32/contig/16#confirm"), 0xdeda540ad2a4e600ull);
+}
 
 TEST(MeasurementKey, EqualKeysHashAlikeAndRoundTrip) {
   const MeasurementKey a = Sample(), b = Sample();

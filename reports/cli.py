@@ -169,14 +169,7 @@ def cmd_synth(a):
     return EXIT_OK
 
 
-def parser():
-    from .history import DEFAULT_DB
-    db_default = os.environ.get("ACTGRAD_HISTORY_DB", os.path.join(ROOT, DEFAULT_DB))
-    p = argparse.ArgumentParser(prog=PROG, description="actgrad benchmark reports: plots, comparisons, "
-                                "history and dashboard. Exit codes: 0 ok, 1 significant regression (compare), "
-                                "2 bad input, 3 internal error.")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="SUBCOMMAND")
-
+def _add_plot(sub):
     s = sub.add_parser("plot", help="plots and tables of a run as a static HTML page",
                        description="Plot Google Benchmark results, a tiling table and the accuracy results "
                        "(any mix; the kind of each file is detected) into OUT/index.html with PNG and SVG figures.")
@@ -186,6 +179,8 @@ def parser():
                    "replaced as a whole")
     s.set_defaults(fn=cmd_plot)
 
+
+def _add_compare(sub):
     s = sub.add_parser("compare", help="compare two runs: change, U test, verdict",
                        description="Compare two Google Benchmark JSON files. Exit 0: no significant regression; "
                        "1: at least one; 2: bad input.")
@@ -205,6 +200,8 @@ def parser():
                    "data' instead of a verdict (default 9)")
     s.set_defaults(fn=cmd_compare)
 
+
+def _add_stability(sub):
     s = sub.add_parser("stability", help="ours/peer ratios across several whole runs",
                        description="For every ours/peer ratio the speed goals use (api/<op>.<dtype>.contig.phase2 "
                        "over the faster peer, bench/goals.py), each run's ratio, the median and the largest "
@@ -215,6 +212,8 @@ def parser():
     s.add_argument("--md", metavar="FILE", help="also write the table as markdown (for docs/performance.md)")
     s.set_defaults(fn=cmd_stability)
 
+
+def _add_figures(sub):
     from .figures import SECTIONS
     s = sub.add_parser("figures", help="a run's figures as markdown tables (README, docs/performance.md)",
                        description="The figures of a scripts/bench results file as markdown tables: the machine "
@@ -229,6 +228,8 @@ def parser():
                    "and '<!-- figures:end -->' in FILE instead of printing")
     s.set_defaults(fn=cmd_figures)
 
+
+def _add_tables_agree(sub):
     s = sub.add_parser("tables-agree", help="do two tiling tables choose alike?",
                        description="Per cell both tables have: the same variant, threads at the tuned size "
                        "(thread rules evaluated on the tuning cores) and store type? Exit 0, or 2 on bad input.")
@@ -237,6 +238,8 @@ def parser():
     s.add_argument("--list", action="store_true", help="list the cells that differ")
     s.set_defaults(fn=cmd_tables_agree)
 
+
+def _add_record(sub, db_default):
     s = sub.add_parser("record", help="store runs in the history database",
                        description="Store runs in the history database (SQLite file by default, or "
                        "postgresql://...). Recording the same run twice stores it once.")
@@ -248,6 +251,8 @@ def parser():
     s.add_argument("--date", help="ISO 8601 date of the run (default: context date)")
     s.set_defaults(fn=cmd_record)
 
+
+def _add_dashboard(sub, db_default):
     s = sub.add_parser("dashboard", help="static HTML site from the history",
                        description="Build a static site: per benchmark a plot over commits per machine, "
                        "detected steps, and a summary of open regressions.")
@@ -264,6 +269,9 @@ def parser():
     s.add_argument("--filter", help="only benchmarks whose name matches this regular expression")
     s.set_defaults(fn=cmd_dashboard)
 
+
+def _add_history(sub, db_default):
+    from .backfill import DEFAULT_BENCH, DEFAULT_BUILD
     s = sub.add_parser("history", help="backfill the history over a range of commits (history run A..B)")
     hs = s.add_subparsers(dest="history_cmd", required=True)
     h = hs.add_parser("run", help="check out, build, benchmark and record each commit of a range",
@@ -277,7 +285,6 @@ def parser():
     h.add_argument("--machine", help="machine id (default vendor-family-model of this CPU)")
     h.add_argument("--work", default=os.path.join(ROOT, "build", "backfill"), help="worktree, build directory "
                    "and results (default build/backfill)")
-    from .backfill import DEFAULT_BENCH, DEFAULT_BUILD
     h.add_argument("--build-cmd", default=DEFAULT_BUILD, help="shell command run in the worktree; placeholders "
                    "{worktree} {build} {out} {commit} {jobs} (default: CMake Release with ccache, target "
                    "actgrad-bench); '' for none")
@@ -290,6 +297,8 @@ def parser():
     h.add_argument("--no-dashboard", action="store_true")
     h.set_defaults(fn=cmd_history)
 
+
+def _add_synth(sub):
     s = sub.add_parser("synth", help="write synthetic inputs (for trying the tools and for tests)")
     s.add_argument("what", choices=("run", "table", "accuracy", "history"))
     s.add_argument("out", help="output JSON file (history: the SQLite database)")
@@ -309,8 +318,26 @@ def parser():
     s.add_argument("--step-at", type=int, default=12)
     s.add_argument("--machines", default="genuineintel-6-143,authenticamd-25-97")
     s.set_defaults(fn=cmd_synth)
-    return p
 
+
+def parser():
+    from .history import DEFAULT_DB
+    db_default = os.environ.get("ACTGRAD_HISTORY_DB", os.path.join(ROOT, DEFAULT_DB))
+    p = argparse.ArgumentParser(prog=PROG, description="actgrad benchmark reports: plots, comparisons, "
+                                "history and dashboard. Exit codes: 0 ok, 1 significant regression (compare), "
+                                "2 bad input, 3 internal error.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="SUBCOMMAND")
+    # --help lists the subcommands in the order they are added
+    _add_plot(sub)
+    _add_compare(sub)
+    _add_stability(sub)
+    _add_figures(sub)
+    _add_tables_agree(sub)
+    _add_record(sub, db_default)
+    _add_dashboard(sub, db_default)
+    _add_history(sub, db_default)
+    _add_synth(sub)
+    return p
 
 def main(argv=None):
     args = parser().parse_args(argv)

@@ -172,151 +172,229 @@ void TransposedResultTile(const Plan& p, KernelArgs& a, Runs& runs, const char* 
   CopyTileTo(out, rs[2], scratch, 1, ld, nr, nc, esize);
 }
 
+// The tile grid of a PlanPath::kRuns plan and what its tiles share.
+struct RunsGrid {
+  int d;                 // the innermost dim (the runs')
+  int64_t cols;          // elements per row
+  int64_t seg;           // rows a tile may not cross
+  int64_t tr, tc;        // tile rows and columns
+  int64_t seg_tiles, col_tiles, tiles;
+  size_t esize;
+  bool gathered;         // g or x gathered
+  bool gath[2];          // g, x gathered
+  const OperandView* ops[3];
+  int64_t cs[3], rs[3];  // each operand's stride along the columns and along dim ndim-2
+};
+
+RunsGrid MakeRunsGrid(const Plan& p) {
+  RunsGrid g;
+  g.d = p.ndim - 1;
+  g.cols = p.shape[g.d];
+  const int64_t total_rows = int64_t(p.numel / uint64_t(g.cols));
+  g.gathered = p.g.gathered || p.x.gathered;
+  g.seg = g.gathered && g.d >= 1 ? p.shape[g.d - 1] : total_rows;
+  g.tr = p.tile_rows;
+  g.tc = p.tile_cols;
+  g.seg_tiles = (g.seg + g.tr - 1) / g.tr;
+  g.col_tiles = (g.cols + g.tc - 1) / g.tc;
+  g.tiles = total_rows / g.seg * g.seg_tiles * g.col_tiles;  // <= numel
+  g.esize = DTypeSize(p.dtype);
+  g.ops[0] = &p.g;
+  g.ops[1] = &p.x;
+  g.ops[2] = &p.out;
+  for (int k = 0; k < 3; ++k) {
+    g.cs[k] = g.ops[k]->strides[g.d];
+    g.rs[k] = g.d >= 1 ? g.ops[k]->strides[g.d - 1] : 0;
+  }
+  g.gath[0] = p.g.gathered;
+  g.gath[1] = p.x.gathered;
+  return g;
+}
+
+// One thread's workspace, carved as SizeTile sized it. A packed tile uses
+// its row pointers (what PackRows reads), the kernel's row offsets and the
+// inputs' tiles; an unpacked tile needs none of it: its offsets are slices
+// of the row table.
+struct TileWorkspace {
+  const void** ptr[2];  // g's and x's row pointers
+  void** outp;          // out's row pointers
+  int64_t* offs[3];     // the kernel's row offsets per operand
+  char* tile[2];        // packed: the input's tile
+  char* scratch;        // Plan::transpose_result: the tile's result in the inputs' order
+};
+
+TileWorkspace CarveWorkspace(const Plan& p, const RunsGrid& g, void* workspace, int thread) {
+  TileWorkspace w;
+  char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
+  // Room for a tile's runs: its rows, or its columns where the result is transposed.
+  const int64_t nruns = p.transpose_result ? std::max(g.tr, g.tc) : g.tr;
+  w.ptr[0] = reinterpret_cast<const void**>(ws);
+  w.ptr[1] = reinterpret_cast<const void**>(ws) + nruns;
+  w.outp = reinterpret_cast<void**>(ws) + 2 * nruns;
+  int64_t* const off0 = reinterpret_cast<int64_t*>(ws + Align64(3 * uint64_t(nruns) * sizeof(void*)));
+  w.offs[0] = off0;
+  w.offs[1] = off0 + nruns;
+  w.offs[2] = off0 + 2 * nruns;
+  char* next = reinterpret_cast<char*>(off0) + Align64(3 * uint64_t(nruns) * sizeof(int64_t));
+  w.tile[0] = w.tile[1] = nullptr;
+  for (int k = 0; k < 2; ++k)
+    if (p.packed && !p.transpose_result) w.tile[k] = next, next += Align64(uint64_t(g.tr * g.tc) * g.esize);
+  w.scratch = next;
+  return w;
+}
+
+// Where tile t lies: its stretch, first row and column, rows and columns.
+struct TilePos {
+  int64_t o, r0, c0, nr, nc;
+};
+
+TilePos TileAt(const RunsGrid& g, int64_t t) {
+  // Tile order: with a gathered input, down the columns first (its
+  // contiguous side: the next tile continues the same cache lines and
+  // pages), else along the rows first (out's contiguous side).
+  int64_t ct, rt, o;  // column tile, row tile within the stretch, stretch
+  if (g.gathered) {
+    rt = t % g.seg_tiles;
+    ct = t / g.seg_tiles % g.col_tiles;
+    o = t / g.seg_tiles / g.col_tiles;
+  } else {
+    ct = t % g.col_tiles;
+    rt = t / g.col_tiles % g.seg_tiles;
+    o = t / g.col_tiles / g.seg_tiles;
+  }
+  const int64_t c0 = ct * g.tc, r0 = o * g.seg + rt * g.tr;
+  return TilePos{o, r0, c0, std::min(g.tr, g.seg - rt * g.tr), std::min(g.tc, g.cols - c0)};
+}
+
+// A tile with its inputs in place (or x a splat: its rows are its
+// elements): the kernel reads the row table's offsets directly, one call
+// per stretch of the tile inside one block of the table; where the table's
+// blocks are short, one call per tile on the tile's offsets written into the
+// workspace (RowWalker::TakeAll).
+void InPlaceTile(const Plan& p, KernelArgs& a, Runs& runs, RowWalker& rows, const char* const col0[3], int64_t nr,
+                 int64_t* const offs[3]) {
+  const Variant& v = *p.kernel.variant;
+  const bool whole = p.rows.block < kWholeTileBelowBlockRows;
+  for (int64_t done = 0; done < nr;) {
+    int64_t outer[3];
+    const int64_t* off[3];
+    int64_t m = nr - done;  // TakeAll takes them all, Take a stretch
+    if (whole) rows.TakeAll(m, outer, off, offs);
+    else m = rows.Take(m, outer, off);
+    runs.count = size_t(m);
+    runs.g = col0[0] + outer[0];
+    runs.x = col0[1] + outer[1];
+    runs.out = const_cast<char*>(col0[2]) + outer[2];
+    runs.g_off = off[0];
+    runs.x_off = off[1];
+    runs.out_off = off[2];
+    v.fn(a);
+    done += m;
+  }
+}
+
+// A packed tile's gathered inputs copied into their tiles (their rows step
+// by rs[k]); with more_tiles, the next tile down the columns (the next in
+// this thread's order) is fetched while this one is copied.
+void CopyGatheredInputs(const RunsGrid& g, const TileWorkspace& w, const RowWalker& rows, const char* const col0[3],
+                        const TilePos& tp, bool more_tiles) {
+  for (int k = 0; k < 2; ++k) {
+    if (!g.gath[k]) continue;
+    const char* first = col0[k] + rows.Offset(k);
+    const int64_t seg_end = tp.o * g.seg + g.seg;
+    if (tp.r0 + tp.nr < seg_end && more_tiles)
+      PrefetchTile(first + tp.nr * g.rs[k] * int64_t(g.esize), g.rs[k], g.cs[k],
+                   std::min(g.tr, seg_end - tp.r0 - tp.nr), tp.nc, g.esize);
+    CopyTile(w.tile[k], first, g.rs[k], g.cs[k], tp.nr, tp.nc, g.esize);
+  }
+}
+
+// The inputs' row pointers at their tiles: a gathered input's (packed by
+// CopyTile), and every input packed here unless gathered already, or its
+// rows in the tile adjacent already (a flat input's whole rows: read in
+// place).
+void PackInputs(const RunsGrid& g, const TileWorkspace& w, int64_t nr, int64_t nc, size_t row_bytes) {
+  for (int k = 0; k < 2; ++k) {
+    if (g.gath[k]) {
+      for (int64_t r = 0; r < nr; ++r) w.ptr[k][r] = w.tile[k] + r * int64_t(row_bytes);
+    }  // else in place, or the source rows PackRows reads below
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (g.gath[k] || (g.cs[k] != 0 && RowsAdjacent(w.ptr[k], nr, row_bytes))) continue;
+    PackRows(w.tile[k], w.ptr[k], nr, nc, g.esize, g.cs[k] == 0);
+    for (int64_t r = 0; r < nr; ++r) w.ptr[k][r] = w.tile[k] + r * int64_t(row_bytes);
+  }
+}
+
+// The kernel call on a packed tile's rows: one contiguous call where out's
+// rows are adjacent, else runs at each operand's rows as offsets from its
+// first row.
+void CallOnRows(const Plan& p, const TileWorkspace& w, KernelArgs& a, Runs& runs, int64_t nr, int64_t nc,
+                size_t row_bytes) {
+  if (RowsAdjacent(w.outp, nr, row_bytes)) {
+    a = KernelArgs{w.ptr[0][0], w.ptr[1][0], w.outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
+  } else {
+    auto from_first = [nr](const void* const* rowp, int64_t* off) {
+      const char* first = static_cast<const char*>(rowp[0]);
+      for (int64_t r = 0; r < nr; ++r) off[r] = static_cast<const char*>(rowp[r]) - first;
+    };
+    from_first(w.ptr[0], w.offs[0]);
+    from_first(w.ptr[1], w.offs[1]);
+    from_first(w.outp, w.offs[2]);
+    runs.count = size_t(nr);
+    runs.g = static_cast<const char*>(w.ptr[0][0]);
+    runs.x = static_cast<const char*>(w.ptr[1][0]);
+    runs.out = static_cast<char*>(w.outp[0]);
+    runs.g_off = w.offs[0];
+    runs.x_off = w.offs[1];
+    runs.out_off = w.offs[2];
+  }
+  p.kernel.variant->fn(a);
+}
+
+// A packed tile (Plan::packed): the gathered inputs copied, every row's
+// address in one tight walk (no per-operand branches: they cost more than
+// the walk), the other inputs packed where their rows are not adjacent,
+// one kernel call.
+void PackedTile(const Plan& p, const RunsGrid& g, const TileWorkspace& w, KernelArgs& a, Runs& runs, RowWalker& rows,
+                const char* const col0[3], const TilePos& tp, bool more_tiles) {
+  CopyGatheredInputs(g, w, rows, col0, tp, more_tiles);
+  const size_t row_bytes = size_t(tp.nc) * g.esize;
+  rows.Fill(tp.nr, col0, w.ptr[0], w.ptr[1], w.outp);
+  PackInputs(g, w, tp.nr, tp.nc, row_bytes);
+  CallOnRows(p, w, a, runs, tp.nr, tp.nc, row_bytes);
+}
+
 // PlanPath::kRuns: the rows (runs along dim ndim-1, counted over all outer
 // dims) as tiles of up to tile_rows rows x tile_cols elements, one kernel
 // call per tile, the tiles shared among the threads. With a gathered input a
 // tile's rows stay within one stretch of dim ndim-2, so that they step by
 // one stride there and the copy is a 2-D tile.
 void ExecuteRuns(const Plan& p, void* workspace) {
-  const Variant& v = *p.kernel.variant;
-  const int d = p.ndim - 1;
-  const int64_t cols = p.shape[d];
-  const int64_t total_rows = int64_t(p.numel / uint64_t(cols));
-  const bool gathered = p.g.gathered || p.x.gathered;
-  const int64_t seg = gathered && d >= 1 ? p.shape[d - 1] : total_rows;  // rows a tile may not cross
-  const int64_t tr = p.tile_rows, tc = p.tile_cols;
-  const int64_t seg_tiles = (seg + tr - 1) / tr, col_tiles = (cols + tc - 1) / tc;
-  const int64_t tiles = total_rows / seg * seg_tiles * col_tiles;  // <= numel
-  const size_t esize = DTypeSize(p.dtype);
-  const OperandView* ops[3] = {&p.g, &p.x, &p.out};
-  int64_t cs[3], rs[3];  // each operand's stride along the columns and along dim ndim-2
-  for (int k = 0; k < 3; ++k) {
-    cs[k] = ops[k]->strides[d];
-    rs[k] = d >= 1 ? ops[k]->strides[d - 1] : 0;
-  }
-  const bool gath[2] = {p.g.gathered, p.x.gathered};
+  const RunsGrid g = MakeRunsGrid(p);
   // Bytes each thread streams (a splat input's are few): from beyond the L2
   // the kernels prefetch runs ahead when an input's runs jump about (within
   // it the prefetches only cost). Inputs walked in their memory order
   // (Plan::inputs_in_order) are left to the hardware: SELU f32 on the
   // strided view at 16M, one thread, 5.6 ms without, 8.6 with.
-  const uint64_t streamed = p.numel * esize * uint64_t(1 + (cs[0] != 0) + (cs[1] != 0));
-  const RowTable& table = p.rows;
-  const int threads = int(std::min<int64_t>(std::max(1, p.kernel.split.threads), tiles));
-  ParallelFor(threads, tiles, [&](int64_t first, int64_t last, int thread) {
-    // The workspace of a packed tile: its row pointers (what PackRows reads),
-    // the kernel's row offsets and the inputs' tiles. An unpacked tile needs
-    // none of it: its offsets are slices of the row table.
-    char* ws = static_cast<char*>(workspace) + size_t(thread) * p.thread_bytes;
-    // Room for a tile's runs: its rows, or its columns where the result is
-    // transposed (SizeTile sized the workspace the same way).
-    const int64_t nruns = p.transpose_result ? std::max(tr, tc) : tr;
-    const void** ptr[2] = {reinterpret_cast<const void**>(ws), reinterpret_cast<const void**>(ws) + nruns};
-    void** outp = reinterpret_cast<void**>(ws) + 2 * nruns;
-    int64_t* const off0 = reinterpret_cast<int64_t*>(ws + Align64(3 * uint64_t(nruns) * sizeof(void*)));
-    int64_t* const offs[3] = {off0, off0 + nruns, off0 + 2 * nruns};
-    char* next = reinterpret_cast<char*>(off0) + Align64(3 * uint64_t(nruns) * sizeof(int64_t));
-    char* tile[2] = {};  // packed: the input's tile
-    for (int k = 0; k < 2; ++k)
-      if (p.packed && !p.transpose_result) tile[k] = next, next += Align64(uint64_t(tr * tc) * esize);
-    char* const scratch = next;  // Plan::transpose_result: the tile's result in the inputs' order
+  const uint64_t streamed = p.numel * g.esize * uint64_t(1 + (g.cs[0] != 0) + (g.cs[1] != 0));
+  const int threads = int(std::min<int64_t>(std::max(1, p.kernel.split.threads), g.tiles));
+  ParallelFor(threads, g.tiles, [&](int64_t first, int64_t last, int thread) {
+    const TileWorkspace w = CarveWorkspace(p, g, workspace, thread);
     Runs runs;
-    runs.splat_x = !p.packed && cs[1] == 0;  // a splat g is packed (Plan::packed)
+    runs.splat_x = !p.packed && g.cs[1] == 0;  // a splat g is packed (Plan::packed)
     runs.prefetch_runs = !p.inputs_in_order && streamed / uint64_t(threads) > L2CacheBytes() ? uint32_t(kPrefetchRuns) : 0;
     for (int64_t t = first; t < last; ++t) {
-      // Tile order: with a gathered input, down the columns first (its
-      // contiguous side: the next tile continues the same cache lines and
-      // pages), else along the rows first (out's contiguous side).
-      int64_t ct, rt, o;  // column tile, row tile within the stretch, stretch
-      if (gathered) {
-        rt = t % seg_tiles;
-        ct = t / seg_tiles % col_tiles;
-        o = t / seg_tiles / col_tiles;
-      } else {
-        ct = t % col_tiles;
-        rt = t / col_tiles % seg_tiles;
-        o = t / col_tiles / seg_tiles;
-      }
-      const int64_t c0 = ct * tc, r0 = o * seg + rt * tr;
-      const int64_t nr = std::min(tr, seg - rt * tr), nc = std::min(tc, cols - c0);
+      const TilePos tp = TileAt(g, t);
       // Each operand's byte address at the tile's first row and column.
-      RowWalker rows(table, r0);
+      RowWalker rows(p.rows, tp.r0);
       const char* col0[3];
-      for (int k = 0; k < 3; ++k) col0[k] = ops[k]->base + c0 * cs[k] * int64_t(esize);
-      KernelArgs a{nullptr, nullptr, nullptr, size_t(nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
-      if (!p.packed) {
-        // Inputs in place (or x a splat: its rows are its elements): the
-        // kernel reads the row table's offsets directly, one call per
-        // stretch of the tile inside one block of the table; where the
-        // table's blocks are short, one call per tile on the tile's offsets
-        // written into the workspace (RowWalker::TakeAll).
-        const bool whole = table.block < kWholeTileBelowBlockRows;
-        for (int64_t done = 0; done < nr;) {
-          int64_t outer[3];
-          const int64_t* off[3];
-          int64_t m = nr - done;  // TakeAll takes them all, Take a stretch
-          if (whole) rows.TakeAll(m, outer, off, offs);
-          else m = rows.Take(m, outer, off);
-          runs.count = size_t(m);
-          runs.g = col0[0] + outer[0];
-          runs.x = col0[1] + outer[1];
-          runs.out = const_cast<char*>(col0[2]) + outer[2];
-          runs.g_off = off[0];
-          runs.x_off = off[1];
-          runs.out_off = off[2];
-          v.fn(a);
-          done += m;
-        }
-        continue;
-      }
-      if (p.transpose_result) {
-        TransposedResultTile(p, a, runs, col0, rows, nr, nc, cs, rs, offs, scratch);
-        continue;
-      }
-      for (int k = 0; k < 2; ++k) {  // a gathered tile: its rows step by rs[k]
-        if (!gath[k]) continue;
-        const char* first = col0[k] + rows.Offset(k);
-        // The next tile down the columns (the next in this thread's order):
-        // fetched while this one is copied.
-        if (r0 + nr < o * seg + seg && t + 1 < last)
-          PrefetchTile(first + nr * rs[k] * int64_t(esize), rs[k], cs[k], std::min(tr, o * seg + seg - r0 - nr), nc, esize);
-        CopyTile(tile[k], first, rs[k], cs[k], nr, nc, esize);
-      }
-      const size_t row_bytes = size_t(nc) * esize;
-      // Every row's address in one tight walk (no per-operand branches: they
-      // cost more than the walk); the gathered inputs' rows are their tile's.
-      rows.Fill(nr, col0, ptr[0], ptr[1], outp);
-      for (int k = 0; k < 2; ++k) {
-        if (gath[k]) {  // packed by CopyTile
-          for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
-        }  // else in place, or the source rows PackRows reads below
-      }
-      // An input packed unless gathered already, or its rows in the tile
-      // adjacent already (a flat input's whole rows): read in place.
-      for (int k = 0; k < 2; ++k) {
-        if (gath[k] || (cs[k] != 0 && RowsAdjacent(ptr[k], nr, row_bytes))) continue;
-        PackRows(tile[k], ptr[k], nr, nc, esize, cs[k] == 0);
-        for (int64_t r = 0; r < nr; ++r) ptr[k][r] = tile[k] + r * int64_t(row_bytes);
-      }
-      if (RowsAdjacent(outp, nr, row_bytes)) {  // out rows adjacent: the tile is one contiguous call
-        a = KernelArgs{ptr[0][0], ptr[1][0], outp[0], size_t(nr * nc), p.params, size_t(p.kernel.split.stage_tile)};
-      } else {  // each operand's rows as offsets from its first row
-        auto from_first = [nr](const void* const* rowp, int64_t* off) {
-          const char* first = static_cast<const char*>(rowp[0]);
-          for (int64_t r = 0; r < nr; ++r) off[r] = static_cast<const char*>(rowp[r]) - first;
-        };
-        from_first(ptr[0], offs[0]);
-        from_first(ptr[1], offs[1]);
-        from_first(outp, offs[2]);
-        runs.count = size_t(nr);
-        runs.g = static_cast<const char*>(ptr[0][0]);
-        runs.x = static_cast<const char*>(ptr[1][0]);
-        runs.out = static_cast<char*>(outp[0]);
-        runs.g_off = offs[0];
-        runs.x_off = offs[1];
-        runs.out_off = offs[2];
-      }
-      v.fn(a);
+      for (int k = 0; k < 3; ++k) col0[k] = g.ops[k]->base + tp.c0 * g.cs[k] * int64_t(g.esize);
+      KernelArgs a{nullptr, nullptr, nullptr, size_t(tp.nc), p.params, size_t(p.kernel.split.stage_tile), &runs};
+      if (!p.packed) InPlaceTile(p, a, runs, rows, col0, tp.nr, w.offs);
+      else if (p.transpose_result)
+        TransposedResultTile(p, a, runs, col0, rows, tp.nr, tp.nc, g.cs, g.rs, w.offs, w.scratch);
+      else PackedTile(p, g, w, a, runs, rows, col0, tp, t + 1 < last);
     }
   });
 }

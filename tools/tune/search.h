@@ -1,12 +1,15 @@
-// The tuner's search, independent of the measurement backend: successive
-// halving over a cell's candidates with interleaved, shuffled (seeded)
+// The tuner's search, independent of the measurement backend. Search sets
+// up a cell's candidates and measures through the log; what to measure and
+// what wins is a Strategy's (tools/tune/strategy.h). RunCell's strategy,
+// HalvingUTest: successive halving over a cell's candidates with interleaved, shuffled (seeded)
 // rounds, then a final interleaved round of the best few against the
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
 // the challenger is faster with p < alpha and a median gain >= min_gain;
 // among the challengers, the same margin decides: one that does not beat a
 // simpler one (`preference`) by it yields to the simpler one. Where a gain of
 // at least min_gain failed the test only, the two take a second look (as many
-// samples again each, pooled, p < alpha / 2) before the verdict.
+// samples again each, pooled, p < alpha / 2) before the verdict. RunScreen's
+// strategy, Screen: the halving without an incumbent.
 // The screening and halving rounds measure on placement 0 (operand layout,
 // Backend::SetPlacement); the final round spreads every finalist's samples
 // over placements 0..final_placements-1 alike, so that a choice never rests
@@ -33,6 +36,8 @@
 #include "tools/tune/log.h"
 
 namespace actgrad::tune {
+
+class Strategy;
 
 struct SearchOptions {
   double min_seconds = 0.0015;  // wall time of one sample (the CPU backend loops the kernel)
@@ -139,9 +144,11 @@ class Search {
   std::function<int(const Choice&)> preference;
 
  private:
-  struct Slot;
-  CellOutcome Run(const std::string& cell, const Cell& b, std::vector<Choice> cands,
-                  std::optional<Choice> incumbent, int keep, double budget_sec);
+  friend class CellSearch;
+  // Sets up the cell's slots (the incumbent first, duplicates dropped) and
+  // lets `strategy` search them (tools/tune/strategy.h).
+  CellOutcome Run(const Strategy& strategy, const std::string& key, const Cell& cell, std::vector<Choice> cands,
+                  std::optional<Choice> incumbent, double budget_sec);
   double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
                 CellOutcome* out);
   // Where repetition `rep` of `round` is measured: the final round, its

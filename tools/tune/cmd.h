@@ -21,6 +21,7 @@
 #include "tools/tune/backend.h"
 #include "tools/tune/out_table.h"
 #include "tools/tune/progress.h"
+#include "tools/tune/thresholds.h"
 #include "tools/tune/tuner.h"
 
 namespace actgrad::tune::cmd {
@@ -34,7 +35,7 @@ struct Flags {
   std::string check_points = "both";
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false, check = false, force = false;
-  double tolerance_pct = 5;
+  double tolerance_pct = 100 * kCheckTolerance;
   uint64_t seed = 1;
   int threads = 0, reps = 0, placements = 0, device = 0;
   double min_ms = 0;

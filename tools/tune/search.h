@@ -34,6 +34,7 @@
 #include "tools/inputs/placement.h"
 #include "tools/tune/backend.h"
 #include "tools/tune/log.h"
+#include "tools/tune/thresholds.h"
 
 namespace actgrad::tune {
 
@@ -50,8 +51,8 @@ struct SearchOptions {
   // median so far is within trait_within of the leader's.
   int trait_finalists = 2;
   double trait_within = 1.5;
-  double alpha = 0.05;          // significance level of the U test
-  double min_gain = 0.02;       // a challenger must also be this much faster (median)
+  double alpha = kAlpha;        // significance level of the U test (thresholds.h)
+  double min_gain = kMinGain;   // a challenger must also be this much faster (median)
   uint64_t seed = 1;
   // Placements of the final round (and of --check's confirmation round):
   // repetition r at placement r % final_placements (inputs::PlacementAt);

@@ -754,11 +754,11 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
       continue;
     }
     // Significant either way (one-sided U tests), or neither.
-    const std::string mark = r.same               ? " (default)"
-                             : r.p_value < 0.05   ? ""
-                             : r.p_slower < 0.05  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
-                                                  : " (n.s.)";
-    if (!r.same && r.p_slower < 0.05) ++slower;
+    const std::string mark = r.same                 ? " (default)"
+                             : r.p_value < kAlpha   ? ""
+                             : r.p_slower < kAlpha  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
+                                                    : " (n.s.)";
+    if (!r.same && r.p_slower < kAlpha) ++slower;
     std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %7s %11.4g %11.4g %7.2fx%s\n",
                   CellKey(r.cell).c_str(), SizeLabel(r.cell.n).c_str(), r.entry.variant.c_str(), r.entry.split.threads,
                   SplitField(r.entry.split.chunk).c_str(), SplitField(r.entry.split.stage_tile).c_str(), r.entry_ns,
@@ -811,9 +811,9 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     const bool at_tuned = c.key.find('@') == std::string::npos;
     const double search_ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
     // The verdict rests on the fresh samples when there are any: slower by
-    // more than the tolerance, and significantly (alpha 0.05).
+    // more than the tolerance, and significantly (kAlpha).
     const double ratio = c.confirmed ? c.confirmed->ratio : search_ratio;
-    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= 0.05);
+    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= kAlpha);
     std::string verdict = ok ? "ok" : "SLOWER";
     if (c.confirmed) verdict += Fmt(" (fresh p=%.2g)", c.confirmed->p);
     else if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
@@ -849,8 +849,8 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   o << "overall: " << all_ok << " of " << all << " cells within " << Fmt("%.0f", tolerance * 100) << " %\n";
   // Regret: the shipping choice over the best finalist of the same
   // interleaved final round (tuned sizes and between them), and the cells
-  // where not tuning at all would be faster, significantly (U test p < 0.05)
-  // and by more than 2 %.
+  // where not tuning at all would be faster, significantly (U test p <
+  // kAlpha) and by more than kMinGain.
   std::vector<double> regret, regret_tuned, regret_between;
   int vs_default = 0, slower_than_default = 0;
   std::string slower_cells;
@@ -859,7 +859,7 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     (c.key.find('@') == std::string::npos ? regret_tuned : regret_between).push_back(ShippingRegret(c));
     if (!c.vs_default) continue;
     ++vs_default;
-    if (c.vs_default->p < 0.05 && c.vs_default->ratio > 1.02) {
+    if (c.vs_default->p < kAlpha && c.vs_default->ratio > 1.0 + kMinGain) {
       ++slower_than_default;
       slower_cells += " " + c.key + Fmt(" (%.3fx", c.vs_default->ratio) + Fmt(", p=%.2g)", c.vs_default->p);
     }
@@ -877,7 +877,8 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   }
   if (vs_default > 0)
     o << "against the untuned default (fresh interleaved samples, " << vs_default << " cells where they differ): "
-      << slower_than_default << " significantly slower (p < 0.05, > 2 %)" << (slower_cells.empty() ? "" : ":")
+      << slower_than_default << " significantly slower (p < " << Fmt("%.2g", kAlpha) << ", > "
+      << Fmt("%.0f", 100 * kMinGain) << " %)" << (slower_cells.empty() ? "" : ":")
       << slower_cells << "\n";
   return o.str();
 }

@@ -17,6 +17,7 @@
 #include "tools/tune/progress.h"
 #include "tools/tune/search.h"
 #include "tools/tune/series.h"
+#include "tools/tune/thresholds.h"
 
 namespace actgrad::tune {
 
@@ -53,7 +54,7 @@ struct TuneConfig {
   // than the incumbent, re-measure the two with confirm_reps fresh
   // interleaved samples each (CellOutcome::confirmed). 0 = off.
   int confirm_reps = 0;
-  double confirm_above = 0.05;
+  double confirm_above = kCheckTolerance;
   // --shard K/N (tools/tune/shard.h): PlanCells returns shard K's series
   // only (1-based; shard_count 0 = the whole run).
   int shard_index = 0, shard_count = 0;

@@ -58,22 +58,22 @@ std::string PlacementList(int count) {
 }
 
 Search::Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop)
-    : backend_(backend), log_(log), opts_(opts), stop_(stop) {}
+    : space_(backend), runner_(backend), identity_(backend), log_(log), opts_(opts), stop_(stop) {}
 
 int Search::PlacementFor(int round, int rep) const {
   const bool spread = round == kFinalRound || round == kSecondLookRound || round == kConfirmRound;
   return spread ? rep % std::max(1, opts_.final_placements) : 0;
 }
 
-double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
+double Search::Sample(const std::string& key, const Cell& cell, const Choice& c, int round, int rep,
                       CellOutcome* out) {
-  const std::string key = c.Key();
+  const std::string cand_key = c.Key();
   const int placement = PlacementFor(round, rep);
-  if (const LogRecord* r = log_.Find(cell, key, round, rep); r && !r->ns.empty()) {
+  if (const LogRecord* r = log_.Find(key, cand_key, round, rep); r && !r->ns.empty()) {
     // The settings (placements included) match the log's header, so only a
     // log edited by hand or written by another tuner version gets here.
     if (r->placement != placement)
-      throw LogMismatch("log: " + cell + " " + key + " round " + std::to_string(round) + " rep " +
+      throw LogMismatch("log: " + key + " " + cand_key + " round " + std::to_string(round) + " rep " +
                         std::to_string(rep) + " was measured at placement " + std::to_string(r->placement) +
                         ", this run measures it at placement " + std::to_string(placement) +
                         " (a log of another tuner version? use --fresh)");
@@ -85,18 +85,18 @@ double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, i
     return r->ns[0];
   }
   if (stop_ && stop_->load()) throw Interrupted();
-  if (prepared_cell_ != cell || prepared_placement_ != placement) {  // untimed: set-up is not a sample's cost
-    backend_.SetPlacement(placement);
-    backend_.Prepare(b);
-    prepared_cell_ = cell;
+  if (prepared_key_ != key || prepared_placement_ != placement) {  // untimed: set-up is not a sample's cost
+    runner_.SetPlacement(placement);
+    runner_.Prepare(cell);
+    prepared_key_ = key;
     prepared_placement_ = placement;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> ns = backend_.Measure(b, c, 1, opts_.min_seconds);
+  std::vector<double> ns = runner_.Measure(cell, c, 1, opts_.min_seconds);
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (ns.empty() || !(ns[0] > 0) || !std::isfinite(ns[0]))
-    throw std::runtime_error("backend " + backend_.Name() + " returned no valid sample for " + key + " in " + cell);
-  LogRecord rec{cell, key, round, rep, ns, sec, placement};
+    throw std::runtime_error("backend " + identity_.Name() + " returned no valid sample for " + cand_key + " in " + key);
+  LogRecord rec{key, cand_key, round, rep, ns, sec, placement};
   log_.Append(rec);
   spent_ += sec;
   out->cost_sec += sec;
@@ -106,29 +106,29 @@ double Search::Sample(const std::string& cell, const Cell& b, const Choice& c, i
   return ns[0];
 }
 
-std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& cell, const Cell& b,
+std::pair<std::vector<double>, std::vector<double>> Search::Compare(const std::string& key, const Cell& cell,
                                                                     const Choice& a, const Choice& c,
                                                                     int reps) {
   CellOutcome scratch;
   std::vector<double> sa(size_t(std::max(reps, 0))), sc(sa.size());
   std::vector<int> placements;
   for (size_t k = 0; k < 2 * sa.size(); ++k) placements.push_back(PlacementFor(kConfirmRound, int(k / 2)));
-  for (size_t k : PlacementOrder(placements, HashKey(opts_.seed, cell + "#confirm"))) {
+  for (size_t k : PlacementOrder(placements, HashKey(opts_.seed, key + "#confirm"))) {
     const size_t rep = k / 2;
-    if (k % 2 == 0) sa[rep] = Sample(cell, b, a, kConfirmRound, int(rep), &scratch);
-    else sc[rep] = Sample(cell, b, c, kConfirmRound, int(rep), &scratch);
+    if (k % 2 == 0) sa[rep] = Sample(key, cell, a, kConfirmRound, int(rep), &scratch);
+    else sc[rep] = Sample(key, cell, c, kConfirmRound, int(rep), &scratch);
   }
   return {sa, sc};
 }
 
-CellOutcome Search::RunCell(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+CellOutcome Search::RunCell(const std::string& key, const Cell& cell, std::vector<Choice> cands,
                             const Choice& incumbent, double budget_sec) {
-  return Run(HalvingUTest(), cell, b, std::move(cands), incumbent, budget_sec);
+  return Run(HalvingUTest(), key, cell, std::move(cands), incumbent, budget_sec);
 }
 
-CellOutcome Search::RunScreen(const std::string& cell, const Cell& b, std::vector<Choice> cands, int keep,
+CellOutcome Search::RunScreen(const std::string& key, const Cell& cell, std::vector<Choice> cands, int keep,
                               double budget_sec) {
-  return Run(Screen(std::max(1, keep)), cell, b, std::move(cands), std::nullopt, budget_sec);
+  return Run(Screen(std::max(1, keep)), key, cell, std::move(cands), std::nullopt, budget_sec);
 }
 
 CellOutcome Search::Run(const Strategy& strategy, const std::string& key, const Cell& cell, std::vector<Choice> cands,
@@ -152,8 +152,8 @@ CellOutcome Search::Run(const Strategy& strategy, const std::string& key, const 
 }
 
 const SearchOptions& CellSearch::options() const { return search_.opts_; }
-bool CellSearch::deterministic() const { return search_.backend_.Deterministic(); }
-std::vector<std::string> CellSearch::Traits(int slot) const { return search_.backend_.Traits(slots[size_t(slot)].cand); }
+bool CellSearch::deterministic() const { return search_.runner_.Deterministic(); }
+std::vector<std::string> CellSearch::Traits(int slot) const { return search_.space_.Traits(slots[size_t(slot)].cand); }
 bool CellSearch::has_preference() const { return bool(search_.preference); }
 int CellSearch::Preference(int slot) const { return search_.preference(slots[size_t(slot)].cand); }
 

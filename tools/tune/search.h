@@ -118,17 +118,17 @@ class Search {
   // Tunes one cell. `cands` are in order of prior preference (simplest or
   // most promising first); the incumbent is added when missing and is never
   // eliminated before the final round.
-  CellOutcome RunCell(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+  CellOutcome RunCell(const std::string& key, const Cell& cell, std::vector<Choice> cands,
                       const Choice& incumbent, double budget_sec);
 
   // Screening: successive halving without an incumbent, stopping once at
   // most `keep` candidates survive; `ranking` orders all candidates.
-  CellOutcome RunScreen(const std::string& cell, const Cell& b, std::vector<Choice> cands, int keep,
+  CellOutcome RunScreen(const std::string& key, const Cell& cell, std::vector<Choice> cands, int keep,
                         double budget_sec);
 
   // `reps` fresh samples each of a and c, interleaved in a seeded order,
   // logged (round kConfirmRound) so that a resumed run replays them.
-  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Cell& b,
+  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& key, const Cell& cell,
                                                               const Choice& a, const Choice& c, int reps);
 
   // Virtual clock: the summed logged cost of every sample this Search used.
@@ -150,20 +150,24 @@ class Search {
   // lets `strategy` search them (tools/tune/strategy.h).
   CellOutcome Run(const Strategy& strategy, const std::string& key, const Cell& cell, std::vector<Choice> cands,
                   std::optional<Choice> incumbent, double budget_sec);
-  double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
+  double Sample(const std::string& key, const Cell& cell, const Choice& c, int round, int rep,
                 CellOutcome* out);
   // Where repetition `rep` of `round` is measured: the final round, its
   // second look and the confirmation rounds cycle through the placements,
   // the others use 0.
   int PlacementFor(int round, int rep) const;
 
-  Backend& backend_;
+  // The backend's parts: the space's traits pick trait finalists, the
+  // runner measures, the identity names the backend in errors.
+  const SearchSpace& space_;
+  Runner& runner_;
+  const Identity& identity_;
   MeasurementLog& log_;
   SearchOptions opts_;
   const std::atomic<bool>* stop_;
   double spent_ = 0;
   int measured_ = 0, replayed_ = 0;
-  std::string prepared_cell_;  // the cell Backend::Prepare last ran for ...
+  std::string prepared_key_;  // the cell Runner::Prepare last ran for ...
   int prepared_placement_ = 0;  // ... and the placement
 };
 

@@ -107,12 +107,12 @@ json TuneConfig::ToJson() const {
   return j;
 }
 
-std::string GroupKey(const Cell& b) {
-  return std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
-         (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
+std::string GroupKey(const Cell& cell) {
+  return std::string(OpName(cell.op)) + "/" + std::string(DTypeName(cell.dtype)) + "/" +
+         (cell.op == Op::kGeluBwd ? ModeName(cell.mode) : "-");
 }
 
-std::string CellKey(const Cell& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
+std::string CellKey(const Cell& cell) { return GroupKey(cell) + "/" + cell.layout + "/o" + std::to_string(cell.octave); }
 
 
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {

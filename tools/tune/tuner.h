@@ -71,8 +71,8 @@ struct CellSpec {
   double weight = 1;
 };
 
-std::string CellKey(const Cell& b);
-std::string GroupKey(const Cell& b);
+std::string CellKey(const Cell& cell);
+std::string GroupKey(const Cell& cell);
 // The cells of a run, grouped by (op, dtype, GELU mode), layouts and sizes
 // ascending. bcast only for ops that broadcast, dtypes per op (FactsOf).
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg);

@@ -224,9 +224,9 @@ TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
       c.variant = "v1";
       return {a, c};
     }
-    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-      auto v = FakeBackend::Measure(b, c, reps, m);
-      for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 99.0 : 100.0);
+    std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(cell, c, reps, m);
+      for (double& x : v) x = x / TrueTime(cell, c) * (c.variant == "v1" ? 99.0 : 100.0);
       return v;
     }
   } be;
@@ -247,9 +247,9 @@ TEST(Search, KeepsTheIncumbentUnderPureNoise) {
   // All candidates equal up to +-3 % noise: the incumbent stays.
   class Flat : public FakeBackend {
    public:
-    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-      auto v = FakeBackend::Measure(b, c, reps, m);
-      for (double& x : v) x = x / TrueTime(b, c) * 1000.0;
+    std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(cell, c, reps, m);
+      for (double& x : v) x = x / TrueTime(cell, c) * 1000.0;
       return v;
     }
   } be;
@@ -383,9 +383,9 @@ class SecondLook : public FakeBackend {
     };
   }
   std::vector<Choice> Candidates(const Cell&) override { return {Choice{"v0", {}}, Choice{"v1", {}}}; }
-  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-    auto v = FakeBackend::Measure(b, c, reps, m);
-    for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 90.0 : 100.0);
+  std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+    auto v = FakeBackend::Measure(cell, c, reps, m);
+    for (double& x : v) x = x / TrueTime(cell, c) * (c.variant == "v1" ? 90.0 : 100.0);
     return v;
   }
 };

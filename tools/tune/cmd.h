@@ -53,7 +53,7 @@ struct FitRulesFlags {
 };
 
 // What the measuring commands share once the flags are read.
-struct Session {
+struct Context {
   Flags flags;
   TuneConfig cfg;
   AccuracyGate gate;
@@ -70,14 +70,14 @@ struct RunPaths {
 
 int Merge(const MergeFlags& flags);
 int FitRules(const FitRulesFlags& flags);
-// Reads the flags into a session (configuration, gate, backend); on a usage
+// Reads the flags into a context (configuration, gate, backend); on a usage
 // error prints it and returns its exit code, else 0.
-int Setup(const Flags& flags, Session* session);
-int Verify(Session& session);
-int Tune(Session& session);
-int DryRun(const Session& session, const RunPaths& paths);
+int Setup(const Flags& flags, Context* context);
+int Verify(Context& context);
+int Tune(Context& context);
+int DryRun(const Context& context, const RunPaths& paths);
 // --check's report of a finished search (stdout); wall: its seconds.
-void PrintCheck(const Session& session, const TuneResult& res, double wall, const double load_start[3]);
+void PrintCheck(const Context& context, const TuneResult& res, double wall, const double load_start[3]);
 
 // Raised by SIGINT/SIGTERM: the search stops at the next sample.
 std::atomic<bool>& StopFlag();

@@ -7,7 +7,7 @@
 
 namespace actgrad::tune::cmd {
 
-void PrintCheck(const Session& s, const TuneResult& res, double wall, const double load_start[3]) {
+void PrintCheck(const Context& s, const TuneResult& res, double wall, const double load_start[3]) {
   double load_end[3] = {0, 0, 0};
   getloadavg(load_end, 3);
   std::printf(

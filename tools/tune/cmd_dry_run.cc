@@ -21,7 +21,7 @@ std::string DescribePlan(const OutPlan& plan) {
 
 }  // namespace
 
-int DryRun(const Session& s, const RunPaths& paths) {
+int DryRun(const Context& s, const RunPaths& paths) {
   size_t total = 0;
   for (const auto& spec : PlanCells(s.cfg)) {
     const auto cands = s.backend->Candidates(spec.cell);

@@ -117,7 +117,7 @@ bool ParseOps(const std::string& spec, std::vector<Op>* out, std::string* err) {
   out->clear();
   for (const std::string& tok : Split(spec)) {
     if (tok == "all") {
-      *out = TuneConfig{}.ops;
+      *out = AllTunedOps();
       continue;
     }
     bool found = false;
@@ -335,7 +335,7 @@ std::string FindDefault(const std::string& rel) {
   return rel;
 }
 
-int Setup(const Flags& flags, Session* s) {
+int Setup(const Flags& flags, Context* s) {
   s->flags = flags;
   s->cfg = TuneConfig::Defaults(flags.quick);
   if (const int rc = ReadSelection(flags, &s->cfg)) return rc;

@@ -56,7 +56,7 @@ int CheckSelection(const TuneConfig& cfg) {
 
 // The table's and the log's paths (defaults from the machine id, backend,
 // settings and shard) and the log header's config.
-int PlanPaths(const Session& s, RunPaths* paths) {
+int PlanPaths(const Context& s, RunPaths* paths) {
   const TuneConfig& cfg = s.cfg;
   const Backend& backend = *s.backend;
   const std::string id = s.backend->MachineId();
@@ -94,7 +94,7 @@ int PlanPaths(const Session& s, RunPaths* paths) {
 }
 
 // Opens (or resumes) the measurement log and says what it found.
-int OpenLog(const Session& s, const RunPaths& paths, const MeasurementKey& key, MeasurementLog* log) {
+int OpenLog(const Context& s, const RunPaths& paths, const MeasurementKey& key, MeasurementLog* log) {
   std::string err;
   const auto sync = s.flags.fsync_each ? MeasurementLog::SyncMode::kEveryLine : MeasurementLog::SyncMode::kBackground;
   if (!log->Open(paths.log, paths.header, s.flags.fresh, &err, sync, key.ToJson())) {
@@ -117,7 +117,7 @@ int OpenLog(const Session& s, const RunPaths& paths, const MeasurementKey& key, 
 
 // The run's provenance in its table: the key, the tool, the wall time, the
 // load, the command.
-void AddProvenance(const Session& s, const RunPaths& paths, const MeasurementKey& key, double wall,
+void AddProvenance(const Context& s, const RunPaths& paths, const MeasurementKey& key, double wall,
                    const double load_start[3], tables::Table* table) {
   const TuneConfig& cfg = s.cfg;
   table->provenance["git_commit"] = key.git_commit;
@@ -157,7 +157,7 @@ void PrintNotes(const std::vector<std::string>& notes) {
 
 // What was written, and the speed-up of the choices over the default per
 // op/dtype/layout.
-void PrintSummary(const Session& s, const RunPaths& paths, const TuneResult& res, const WriteOutcome& wrote,
+void PrintSummary(const Context& s, const RunPaths& paths, const TuneResult& res, const WriteOutcome& wrote,
                   double wall) {
   std::map<std::string, std::vector<double>> speedups;
   std::vector<std::string> order;
@@ -184,7 +184,7 @@ void PrintSummary(const Session& s, const RunPaths& paths, const TuneResult& res
 }
 
 // Writes the run's table (merged into --out's per its plan) and the summary.
-int WriteTable(Session& s, const RunPaths& paths, const MeasurementLog& log, TuneResult& res, double wall) {
+int WriteTable(Context& s, const RunPaths& paths, const MeasurementLog& log, TuneResult& res, double wall) {
   if (res.table.entries.empty()) {
     for (const auto& n : res.notes) std::fprintf(stderr, "actgrad-tune: %s\n", n.c_str());
     std::fprintf(stderr, "actgrad-tune: no cell was tuned; no table written\n");
@@ -203,7 +203,7 @@ int WriteTable(Session& s, const RunPaths& paths, const MeasurementLog& log, Tun
 
 }  // namespace
 
-int Tune(Session& s) {
+int Tune(Context& s) {
   if (const int rc = CheckSelection(s.cfg)) return rc;
   RunPaths paths;
   if (const int rc = PlanPaths(s, &paths)) return rc;

@@ -8,7 +8,7 @@
 
 namespace actgrad::tune::cmd {
 
-int Verify(Session& s) {
+int Verify(Context& s) {
   const Flags& f = s.flags;
   Backend& backend = *s.backend;
   tables::Table table;

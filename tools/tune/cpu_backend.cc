@@ -48,11 +48,9 @@ constexpr uint64_t kThreadedCandidatesFrom = 4 * kSerialBelow;
 // runtime/acl_memory.cc), which CANN programs and the benchmarks
 // (api_bench.cc Workspace) get; not aclrtMalloc itself, which a build
 // with CANN takes from the device runtime. Where the workspace starts moves
-// the runtime's packed tiles, and the transposed path's speed with them: a
-// page-aligned workspace (this one until session 42) against aclrtMalloc's,
-// GELU bf16 transposed 11.9M, one thread, 1024 x 128 tiles, Zen 4,
-// actgrad-bench 8.2 against 12.5 ms, and the tuner had chosen that tile on
-// its 8.0-8.5.
+// the runtime's packed tiles, and the transposed path's speed with them (by
+// half for some tiles): the tuner must time the workspace callers get, or it
+// picks tiles that are fast only at its own alignment.
 struct WorkspaceBuf {
   void* p = nullptr;
   size_t bytes = 0;
@@ -351,9 +349,8 @@ struct CpuBackend::Impl {
     // candidate's would inherit that call's wake: the dirty lines its plain
     // stores left in the caches, written back during this one, or none when
     // it streamed. Interleaved samples then favour plain stores over the
-    // steady state the benchmarks measure (SELU bf16 strided 23M on Zen 4,
-    // one thread: u1 4.6-5.2 ms and u4.nt 4.7-5.1 in the tuner, 5.2-6.3 and
-    // 4.4-5.2 back to back in actgrad-bench). One untimed call first settles it.
+    // steady state the benchmarks measure (back-to-back calls of one
+    // kernel). One untimed call first settles it.
     if (last_run != st.get() && st->iters <= 4) RunOnce(cell, v, c, n, st.get());
     last_run = st.get();
     // The sample: up to 5 blocks of calls, the median block. A preemption
@@ -461,11 +458,10 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& cell, const Choice&
   if (cell.layout == "transposed") {
     // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
     // rows by 256 B to 1 KB of each out row, and 256 rows by 1 KB. With 1024
-    // rows an f32 input's tile is whole 4 KB rows, one contiguous block (Zen
-    // 3, 64 MB per operand, the reads alone: 7.8-7.9 ms; half rows
-    // 10.4-15.7: actgrad-memory-pieces-probe); streaming stores of out pieces
-    // of 256 bytes or more 64 KB apart write at the contiguous speed, 64-byte
-    // ones at a third of it (docs/performance.md, "Session 35"). The tuner
+    // rows an f32 input's tile is whole 4 KB rows, one contiguous block,
+    // read about a third faster than half rows (actgrad-memory-pieces-probe
+    // measures it); streaming stores of out pieces of 256 bytes or more 64 KB
+    // apart write at the contiguous speed, 64-byte ones at a third of it. The tuner
     // weighs the rest (16-bit rows, the L2 at two threads). The runtime's
     // default tile is not offered again for a candidate that has it already
     // (no tile in its split: the same tile, measured twice).

@@ -102,9 +102,9 @@ int Main(int argc, char** argv) {
 
   flags.command = "actgrad-tune";
   for (int i = 1; i < argc; ++i) flags.command += std::string(" ") + argv[i];
-  cmd::Session session;
-  if (const int rc = cmd::Setup(flags, &session)) return rc;
-  return flags.verify.empty() ? cmd::Tune(session) : cmd::Verify(session);
+  cmd::Context context;
+  if (const int rc = cmd::Setup(flags, &context)) return rc;
+  return flags.verify.empty() ? cmd::Tune(context) : cmd::Verify(context);
 }
 
 }  // namespace

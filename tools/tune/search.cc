@@ -60,6 +60,11 @@ std::string PlacementList(int count) {
 Search::Search(Backend& backend, MeasurementLog& log, SearchOptions opts, const std::atomic<bool>* stop)
     : space_(backend), runner_(backend), identity_(backend), log_(log), opts_(opts), stop_(stop) {}
 
+double Search::Now() const {
+  if (opts_.clock) return opts_.clock();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 int Search::PlacementFor(int round, int rep) const {
   const bool spread = round == kFinalRound || round == kSecondLookRound || round == kConfirmRound;
   return spread ? rep % std::max(1, opts_.final_placements) : 0;
@@ -91,9 +96,9 @@ double Search::Sample(const std::string& key, const Cell& cell, const Choice& c,
     prepared_key_ = key;
     prepared_placement_ = placement;
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = Now();
   std::vector<double> ns = runner_.Measure(cell, c, 1, opts_.min_seconds);
-  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double sec = Now() - t0;
   if (ns.empty() || !(ns[0] > 0) || !std::isfinite(ns[0]))
     throw std::runtime_error("backend " + identity_.Name() + " returned no valid sample for " + cand_key + " in " + key);
   LogRecord rec{key, cand_key, round, rep, ns, sec, placement};

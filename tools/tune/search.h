@@ -58,6 +58,10 @@ struct SearchOptions {
   // repetition r at placement r % final_placements (inputs::PlacementAt);
   // 1 = every sample on placement 0.
   int final_placements = inputs::kDefaultPlacements;
+  // Seconds on a monotonic clock, read around each measured sample: its cost
+  // (the budget's clock). Unset: std::chrono::steady_clock. Tests set a fake
+  // clock that moves only when their fake runner says a sample took time.
+  std::function<double()> clock;
 };
 
 // Samples of one candidate (ns per call at the cell's n).
@@ -156,6 +160,7 @@ class Search {
   // second look and the confirmation rounds cycle through the placements,
   // the others use 0.
   int PlacementFor(int round, int rep) const;
+  double Now() const;  // SearchOptions::clock
 
   // The backend's parts: the space's traits pick trait finalists, the
   // runner measures, the identity names the backend in errors.

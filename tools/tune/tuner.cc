@@ -58,23 +58,10 @@ TuneConfig TuneConfig::Defaults(bool quick) {
 
 json TuneConfig::ToJson() const {
   json j;
-  // Bump when the search changes how it walks (a log of another version is
-  // not replayed: its samples would be asked for in another order).
-  // 8: candidates are Choices (log key variant|t|c|s), the split's chunk and
-  // stage tile are refined in a cell's last stage.
-  // 9: the final and confirmation rounds spread their samples over operand
-  // placements (search.final_placements), grouped by placement; log lines
-  // carry "placement".
-  // 10: per series, crossovers between octaves are bisected (logged as
-  // "<series>/x<octave>@<n>" confirmation rounds) and thread counts become
-  // thread rules (table schema 4).
-  // 11: ties (not faster by the margin: p < alpha and min_gain) go to the
-  // backend's simpler candidate.
-  // 12: a gain of at least the margin that failed the U test only gets a
-  // second look (round 102) before the verdict (search.h kSecondLookRound).
-  // 13: a screen's allowance adds half of the run's unspent plan so far.
-  // 14: a transposed cell's split refinements include tiles whose result is
-  // transposed (Split::transpose_result, log key suffix "|tr").
+  // Bump when the search changes how it walks: a log of another version is
+  // not replayed (its samples, keyed by round and repetition, would be asked
+  // for in another order). The value is part of every log header, so it
+  // stays what the logs in use carry.
   j["search_version"] = 14;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
@@ -186,9 +173,8 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
     }
     // Without a one-thread stage the candidate carries the default tile; the
     // chosen one's tile (a transposed view's, measured at its thread count)
-    // is about pages and cache lines per tile more than threads: one thread
-    // takes it (SELU f32 16M transposed on one thread: 256x256 17 ms, 1024x64
-    // 12). The stage measured its choice with a tile of its own.
+    // is about pages and cache lines per tile more than threads, so one
+    // thread takes it too. The stage measured its choice with a tile of its own.
     if (e.one_thread && !o.one_thread) {
       e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
       e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
@@ -256,8 +242,7 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
 //  1. a screen of the one-thread candidates on fresh samples ("/1t"), keeping
 //     two. The halving drops them in its first round on a sample or two each
 //     (the threaded ones beat them all at large n), so its order among them
-//     is mostly noise: SELU f32 strided 16M on Zen 3 shipped u8.avx2
-//     (12.9-14.9 ms on one thread) over u4.avx2.nt (10.2-11.7 ms). When the
+//     is mostly noise, off by up to a fifth on one thread. When the
 //     allowance cuts candidates, the last of the search's order go first,
 //     after the best of each trait value (streaming stores or not) has been
 //     moved up;
@@ -267,9 +252,8 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
 //  3. that winner and the screen's runner-up on fresh samples spread over the
 //     placements (Search::Compare, "/1t"), the lower median taken. The screen
 //     measures on placement 0 only, where one layout of the operands can
-//     favour a candidate the others do not (SELU bf16 strided 16M on Zen 4:
-//     the screen took u1, 20 % faster at placement 0, the benchmarks measure
-//     u1 4.3-7.8 ms over placements and u4.nt 3.6-3.9).
+//     favour a candidate that is slower over the placements the benchmarks
+//     (and callers) see.
 static void ChooseOneThread(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
   constexpr int kKeepFirst = 2;
   if (o->chosen.cand.split.threads <= 1 || be.Deterministic()) return;

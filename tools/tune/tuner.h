@@ -23,8 +23,13 @@ namespace actgrad::tune {
 
 inline constexpr const char* kToolVersion = "0.1.0";
 
+// The ops a run tunes by default (--ops all).
+inline std::vector<Op> AllTunedOps() {
+  return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+}
+
 struct TuneConfig {
-  std::vector<Op> ops = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  std::vector<Op> ops = AllTunedOps();
   std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   std::vector<int> octaves = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26};
   std::vector<std::string> layouts = {"contig", "bcast"};

@@ -23,7 +23,10 @@ class FakeBackend : public Backend {
  public:
   bool deterministic = false;
   double noise = 0.005;     // +- relative
-  double sleep_sec = 0;     // per Measure call
+  double sleep_sec = 0;     // per Measure call (on `clock` when set, else sleeping)
+  // A fake clock for the search (UseFakeClock): a Measure call moves it by
+  // sleep_sec, so the budget binds the same on a loaded or idle machine.
+  double* clock = nullptr;
   long crash_after = -1;    // throw SimulatedCrash on call k (0-based), before measuring
   bool kill_instead = false;  // raise SIGKILL instead of throwing
   int variants = 8;
@@ -91,7 +94,8 @@ class FakeBackend : public Backend {
       throw SimulatedCrash{};
     }
     if (!prepared.count(CellId(cell))) ++unprepared_measures;
-    if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
+    if (clock) *clock += sleep_sec;
+    else if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
     const std::string key = std::to_string(cell.octave) + cell.layout + std::to_string(int(cell.mode)) + "|" + c.Key();
     const double factor = placement_factor ? placement_factor(c, placement) : 1.0;
     measured_at.push_back(placement);
@@ -107,6 +111,16 @@ class FakeBackend : public Backend {
     }
     ++calls;
     return out;
+  }
+};
+
+// The search reads `now` (SearchOptions::clock) and the fake backend moves
+// it: time in a test is what the fake's samples cost, never the wall clock.
+struct FakeClock {
+  double now = 0;
+  void Use(FakeBackend& be, SearchOptions* opts) {
+    be.clock = &now;
+    opts->clock = [this] { return now; };
   }
 };
 

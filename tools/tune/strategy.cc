@@ -113,8 +113,7 @@ void Halving::ProbeAndFit() {
   freps = std::max(1, opts.final_reps);
   nc = n_challengers;
   const int min_nc = std::min(n_challengers, screen ? keep + 1 : target);
-  const double spent_probes = out.cost_sec;
-  auto fits = [&] { return spent_probes + PlanCost(nc, base, freps) <= run.budget_sec(); };
+  auto fits = [&] { return run.Affords(PlanCost(nc, base, freps)); };
   while (!fits() && base > 1) --base;
   while (!fits() && freps > std::max(1, std::min(opts.final_reps, opts.min_final_reps))) --freps, out.budget_cut = true;
   while (!fits() && nc > min_nc) --nc, out.budget_cut = true;
@@ -251,7 +250,7 @@ Verdict FinalRound::SecondLook(int a, int c, Verdict v, const char* what) {
   if (!v.undecided) return v;
   const CellOutcome& out = run_.out();
   const double cost = double(2 * h_.freps) * h_.unit_other;
-  if (out.budget_cut || out.cost_sec + cost > run_.budget_sec()) {
+  if (out.budget_cut || !run_.Affords(cost)) {
     look_notes_ += std::string("; ") + what + ": no second look (budget)";
     return v;
   }

@@ -47,6 +47,8 @@ class CellSearch {
   const std::string& key() const { return key_; }  // the cell's log key
   const Cell& cell() const { return cell_; }
   double budget_sec() const { return budget_sec_; }
+  // Whether the cell's budget has room for `more` seconds beyond its cost so far.
+  bool Affords(double more) const { return out_.cost_sec + more <= budget_sec_; }
   CellOutcome& out() { return out_; }
   const SearchOptions& options() const;
   bool deterministic() const;

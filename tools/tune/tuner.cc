@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "tools/inputs/views.h"
+#include "tools/tune/budget.h"
 #include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
 #include "tools/tune/strings.h"
@@ -220,13 +221,13 @@ static void AddStage(const CellOutcome& r, CellOutcome* o) {
 // becomes the cell's choice and the winner it beat its runner-up.
 static void RefineSplit(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
   constexpr int kStages = 2;  // the split's dimensions beyond threads
-  const double start = search.spent();
+  const Allowance budget{budget_sec, search.spent()};
   for (int stage = 1; stage <= kStages; ++stage) {
     std::vector<Choice> refinements = be.SplitRefinements(o->cell, o->chosen.cand);
     if (refinements.empty()) return;
     const CellOutcome r = search.RunCell(key + "/split" + (stage > 1 ? std::to_string(stage) : ""), o->cell,
                                          std::move(refinements), o->chosen.cand,
-                                         std::max(0.0, budget_sec - (search.spent() - start)));
+                                         budget.Left(search.spent()));
     o->decision += "; split: " + r.decision;
     AddStage(r, o);
     if (!r.challenger_won) return;
@@ -267,8 +268,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
     c.split.tile_cols = o->chosen.cand.split.tile_cols;
     c.split.transpose_result = o->chosen.cand.split.transpose_result;
   }
-  const double start = search.spent();
-  auto left = [&] { return std::max(0.0, budget_sec - (search.spent() - start)); };
+  const Allowance budget{budget_sec, search.spent()};
   KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
   const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 2, 0.6 * budget_sec);
   AddStage(r, o);
@@ -276,7 +276,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
   std::vector<Choice> refinements = be.SplitRefinements(o->cell, best.cand);
   if (!refinements.empty()) {
     refinements.insert(refinements.begin(), best.cand);
-    const CellOutcome t = search.RunScreen(key + "/1t/split", o->cell, std::move(refinements), 1, 0.5 * left());
+    const CellOutcome t = search.RunScreen(key + "/1t/split", o->cell, std::move(refinements), 1, 0.5 * budget.Left(search.spent()));
     AddStage(t, o);
     best = t.chosen;
   }
@@ -344,9 +344,9 @@ struct ScreenOrder {
   int top;                            // how many survive
 };
 
-// What the steps of a tuning run share: the run's parts, its static plan
-// (each screen's and cell's share of the measurement budget, which drives
-// the progress display) and the piece of the plan running now.
+// What the steps of a tuning run share: the run's parts, its budget and the
+// progress through the budget's static plan (each screen's and cell's
+// share, which drives the progress display).
 struct TuningRun {
   TuningRun(Backend& b, const TuneConfig& c, Progress& p, Search& s, const std::vector<CellSpec>& cs)
       : be(b), cfg(c), progress(p), search(s), cells(cs) {}
@@ -357,10 +357,7 @@ struct TuningRun {
   const std::vector<CellSpec>& cells;
   size_t groups = 0;
   bool det = false;
-  double measurement_budget = 0;  // the budget less the set-up overhead
-  double screen_per_group = 0;
-  double total_weight = 0;
-  double cell_pool = 0;  // what the plan gives the cells
+  const RunBudget* budget = nullptr;
   // Progress: the plan done so far and the piece running now.
   double done_plan = 0, cur_plan = 0, cur_allow = 1, cur_start = 0;
   std::string cur_what;
@@ -400,13 +397,12 @@ ScreenOrder RunScreenAt(TuningRun& run, const Cell& cell, size_t screens_in_grou
     return {cell.octave, order, int(order.size())};
   }
   const std::string name = GroupKey(cell) + "/o" + std::to_string(cell.octave);
-  const double plan = run.screen_per_group / double(screens_in_group);
+  const double plan = run.budget->ScreenPlan(screens_in_group);
   // The screen's share of the plan, plus half of what the run has left
-  // unused so far (cells that took less than their allowance; logged costs,
-  // so a resumed run gives the same). A fixed share alone cut the screens of
-  // GELU (85-194 variants) to a sample of some variants and none of others in
-  // runs that used a quarter of their budget.
-  run.StartPiece(plan, plan + 0.5 * std::max(0.0, run.done_plan - run.search.spent()),
+  // unused so far (cells that took less than their allowance). A fixed share
+  // alone cut the screens of GELU (85-194 variants) to a sample of some
+  // variants and none of others in runs that used a quarter of their budget.
+  run.StartPiece(plan, RunBudget::ScreenAllowance(plan, run.done_plan, run.search.spent()),
                  "screen " + GroupKey(cell) + " o" + std::to_string(cell.octave));
   const CellOutcome o = run.search.RunScreen("screen/" + name, cell, firsts, cfg.screen_keep, run.cur_allow);
   run.done_plan += plan;
@@ -527,12 +523,10 @@ CellOutcome TuneCell(TuningRun& run, const CellSpec& cs, double allowance, const
   const Choice inc = cfg.incumbent ? cfg.incumbent(cell) : run.be.Default(cell);
   std::vector<Choice> cands = OrderCandidates(std::move(all), screens, cell.octave, inc, prev_winner);
   const bool one_thread = run.be.CallersCapThreads();
-  const double stages = cfg.refine_share + (one_thread ? cfg.one_thread_share : 0.0);
-  const double start = run.cur_start;
-  CellOutcome o = run.search.RunCell(cs.key, cell, std::move(cands), inc, allowance * (1.0 - stages));
-  RefineSplit(run.search, run.be, cs.key,
-              allowance * (1.0 - (one_thread ? cfg.one_thread_share : 0.0)) - (run.search.spent() - start), &o);
-  if (one_thread) ChooseOneThread(run.search, run.be, cs.key, allowance - (run.search.spent() - start), &o);
+  const CellBudget budget(cfg, allowance, one_thread, run.cur_start);
+  CellOutcome o = run.search.RunCell(cs.key, cell, std::move(cands), inc, budget.Search());
+  RefineSplit(run.search, run.be, cs.key, budget.Refine(run.search.spent()), &o);
+  if (one_thread) ChooseOneThread(run.search, run.be, cs.key, budget.OneThread(run.search.spent()), &o);
   Confirm(run, cs, &o);
   return o;
 }
@@ -554,12 +548,8 @@ void TuneGroupCells(TuningRun& run, const std::vector<const CellSpec*>& gcells, 
   std::map<std::string, Choice> prev_winner;  // per layout: the last octave's choice
   for (const CellSpec* cs : gcells) {
     ++*ci;
-    double later_weight = 0;
-    for (size_t j = *ci - 1; j < run.cells.size(); ++j) later_weight += run.cells[j].weight;
-    const double reserve = run.screen_per_group * double(run.groups - gi - 1);
-    const double allowance =
-        std::max(0.0, run.measurement_budget - run.search.spent() - reserve) * cs->weight / later_weight;
-    run.StartPiece(run.cell_pool * cs->weight / run.total_weight, allowance, cs->key);
+    const double allowance = run.budget->CellAllowance(*cs, *ci - 1, gi, run.search.spent());
+    run.StartPiece(run.budget->CellPlan(*cs), allowance, cs->key);
     try {
       const auto pw = prev_winner.find(cs->cell.layout);
       CellOutcome o = TuneCell(run, *cs, allowance, screens, pw == prev_winner.end() ? nullptr : &pw->second);
@@ -625,11 +615,8 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   TuningRun run(be, cfg, progress, search, cells);
   run.groups = groups.size();
   run.det = be.Deterministic();
-  run.measurement_budget = cfg.budget_sec * (1.0 - cfg.overhead_share);
-  run.screen_per_group =
-      run.det || groups.empty() ? 0.0 : run.measurement_budget * cfg.screen_share / double(groups.size());
-  for (const auto& c : cells) run.total_weight += c.weight;
-  run.cell_pool = run.measurement_budget - run.screen_per_group * double(groups.size());
+  const RunBudget budget(cfg, cells, groups.size(), run.det);
+  run.budget = &budget;
   search.on_sample = [&] {
     const double f = std::min(1.0, (search.spent() - run.cur_start) / std::max(run.cur_allow, 1e-9));
     progress.Update(run.done_plan + f * run.cur_plan, run.cur_what);
@@ -638,7 +625,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
                      std::to_string(groups.size()) + " groups, budget " + FormatDuration(cfg.budget_sec) +
                      (cfg.quick ? " (quick)" : "") + (log.loaded() ? ", resuming: " + std::to_string(log.loaded()) +
                                                                           " logged measurements" : ""),
-                 run.measurement_budget);
+                 budget.measurement());
   size_t ci = 0;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const size_t group_first_cell = res.cells.size();

@@ -144,9 +144,9 @@ void PrintNotes(const std::vector<std::string>& notes) {
   std::vector<std::string> reasons;
   for (const auto& n : notes) {
     const auto p = n.find(": ");
-    const std::string cell = n.substr(0, p), why = p == std::string::npos ? n : n.substr(p + 2);
+    const std::string key = n.substr(0, p), why = p == std::string::npos ? n : n.substr(p + 2);
     if (!by_reason.count(why)) reasons.push_back(why);
-    by_reason[why].push_back(cell);
+    by_reason[why].push_back(key);
   }
   for (const auto& why : reasons) {
     const auto& cells = by_reason[why];

@@ -338,8 +338,8 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   return true;
 }
 
-const LogRecord* MeasurementLog::Find(const std::string& cell, const std::string& cand, int round, int rep) const {
-  const auto it = records_.find(Key{cell, cand, round, rep});
+const LogRecord* MeasurementLog::Find(const std::string& key, const std::string& cand, int round, int rep) const {
+  const auto it = records_.find(Key{key, cand, round, rep});
   return it == records_.end() ? nullptr : &it->second;
 }
 

@@ -25,6 +25,11 @@ struct Choice {
   bool operator==(const Choice&) const = default;
 };
 
+// The inverse of Choice::Key, the one reader of those keys (the tuner's log,
+// the Atlas model's calibration from it): false unless `key` has Key()'s
+// form, with numbers that are whole decimal integers.
+bool ParseChoiceKey(const std::string& key, Choice* out);
+
 // How many threads a call of n elements gets from a tuned table entry
 // (schema v4): one per `grain` elements, at least one, at most the threads
 // available (MaxThreads(): OMP_NUM_THREADS, omp_set_num_threads, the

@@ -12,6 +12,7 @@
 
 #include "atlas_runner.h"
 #include "host_tiling.h"
+#include "tiling/choice.h"
 #include "tiling/size_cells.h"
 
 namespace actgrad::atlas {
@@ -330,20 +331,14 @@ bool CellN(const std::string& cell, uint64_t max_n, uint64_t* n) {
   }
 }
 
-// "<variant>|t<threads>|c<chunk>|s<stage tile>[|r..]" of an Atlas variant without a chunk.
+// A logged candidate (Choice::Key, read by ParseChoiceKey) of an Atlas
+// variant: no chunk, a block dim and a UB tile.
 bool AtlasCand(const std::string& cand, std::string* variant, int* dim, int64_t* tile) {
-  std::vector<std::string> parts;
-  std::stringstream ss(cand);
-  for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
-  if (parts.size() < 4 || !FindAtlasVariant(parts[0]) || parts[1][0] != 't' || parts[2] != "c0" || parts[3][0] != 's')
-    return false;
-  try {
-    *variant = parts[0];
-    *dim = std::stoi(parts[1].substr(1));
-    *tile = std::stoll(parts[3].substr(1));
-  } catch (const std::exception&) {
-    return false;
-  }
+  Choice c;
+  if (!ParseChoiceKey(cand, &c) || !FindAtlasVariant(c.variant) || c.split.chunk != 0) return false;
+  *variant = c.variant;
+  *dim = c.split.threads;
+  *tile = c.split.stage_tile;
   return *dim > 0 && *tile > 0;
 }
 

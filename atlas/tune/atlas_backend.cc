@@ -22,9 +22,9 @@ std::vector<uint32_t> AtlasModelBackend::TileChoices(const AtlasVariant& v) cons
   return out;
 }
 
-std::vector<int> AtlasModelBackend::BlockDimChoices(const Cell& b) const {
+std::vector<int> AtlasModelBackend::BlockDimChoices(const Cell& cell) const {
   const int cores = int(soc_.vector_cores);
-  const uint64_t blocks = (b.n + ElemsPerBlock(b.dtype) - 1) / ElemsPerBlock(b.dtype);
+  const uint64_t blocks = (cell.n + ElemsPerBlock(cell.dtype) - 1) / ElemsPerBlock(cell.dtype);
   std::vector<int> out;
   for (int d : {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64})
     if (d < cores && uint64_t(d) <= blocks) out.push_back(d);
@@ -34,14 +34,14 @@ std::vector<int> AtlasModelBackend::BlockDimChoices(const Cell& b) const {
   return out;
 }
 
-std::vector<Choice> AtlasModelBackend::Candidates(const Cell& b) {
+std::vector<Choice> AtlasModelBackend::Candidates(const Cell& cell) {
   std::vector<Choice> out;
-  if (b.layout != "contig") return out;  // the Atlas kernels take contiguous operands
-  const uint64_t epb = ElemsPerBlock(b.dtype);
-  for (const AtlasVariant* v : AtlasVariantsFor(b.op, b.dtype, b.mode)) {
-    for (int dim : BlockDimChoices(b)) {
+  if (cell.layout != "contig") return out;  // the Atlas kernels take contiguous operands
+  const uint64_t epb = ElemsPerBlock(cell.dtype);
+  for (const AtlasVariant* v : AtlasVariantsFor(cell.op, cell.dtype, cell.mode)) {
+    for (int dim : BlockDimChoices(cell)) {
       // a tile much longer than a core's share only wastes UB
-      const uint64_t blocks = (b.n + epb - 1) / epb;
+      const uint64_t blocks = (cell.n + epb - 1) / epb;
       const uint64_t per_core = (blocks + dim - 1) / dim * epb;
       bool covered = false;
       for (uint32_t tile : TileChoices(*v)) {
@@ -58,31 +58,31 @@ std::vector<Choice> AtlasModelBackend::Candidates(const Cell& b) {
   return out;
 }
 
-Choice AtlasModelBackend::Default(const Cell& b) {
+Choice AtlasModelBackend::Default(const Cell& cell) {
   Choice c;
   OpParams p;
   TilingDecision d;
   std::string err;
   // the built-in default rule (not the compiled table): fp32 compute, 2 buffers
-  const uint32_t compute = b.dtype == DType::kF32 ? kComputeNone : kComputeUpcastF32;
-  const AtlasVariant* v = FindAtlasVariant(b.op, b.dtype, compute, b.mode, 2);
+  const uint32_t compute = cell.dtype == DType::kF32 ? kComputeNone : kComputeUpcastF32;
+  const AtlasVariant* v = FindAtlasVariant(cell.op, cell.dtype, compute, cell.mode, 2);
   if (!v) return c;
   AtlasTilingData t;
-  if (!MakeTiling(*v, b.n, p, soc_, TilingOptions{}, &t, &err)) return c;
+  if (!MakeTiling(*v, cell.n, p, soc_, TilingOptions{}, &t, &err)) return c;
   c.variant = v->name;
   c.split.threads = int(t.blockDim);
   c.split.stage_tile = t.tileLength;
   return c;
 }
 
-bool CandidateTiling(const SocInfo& soc, const Cell& b, const Choice& c, const OpParams& params,
+bool CandidateTiling(const SocInfo& soc, const Cell& cell, const Choice& c, const OpParams& params,
                      const AtlasVariant** v, AtlasTilingData* t, std::string* err) {
   *v = FindAtlasVariant(c.variant);
   if (!*v) {
     *err = "unknown Atlas variant " + c.variant;
     return false;
   }
-  if ((*v)->op != b.op || (*v)->dtype != b.dtype || (b.op == Op::kGeluBwd && (*v)->approx != b.mode)) {
+  if ((*v)->op != cell.op || (*v)->dtype != cell.dtype || (cell.op == Op::kGeluBwd && (*v)->approx != cell.mode)) {
     *err = "variant " + c.variant + " does not match the cell";
     return false;
   }
@@ -93,15 +93,15 @@ bool CandidateTiling(const SocInfo& soc, const Cell& b, const Choice& c, const O
   TilingOptions o;
   o.stage_tile = c.split.stage_tile;
   o.block_dim = c.split.threads;
-  return MakeTiling(**v, b.n, params, soc, o, t, err);
+  return MakeTiling(**v, cell.n, params, soc, o, t, err);
 }
 
-std::vector<double> AtlasModelBackend::Measure(const Cell& b, const Choice& c, int reps, double min_seconds) {
+std::vector<double> AtlasModelBackend::Measure(const Cell& cell, const Choice& c, int reps, double min_seconds) {
   (void)min_seconds;
   const AtlasVariant* v;
   AtlasTilingData t;
   std::string err;
-  if (!CandidateTiling(soc_, b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-model: " + err);
+  if (!CandidateTiling(soc_, cell, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-model: " + err);
   const double ns = ModelLaunch(*v, t, soc_).total_ns;
   return std::vector<double>(size_t(std::max(1, reps)), ns);
 }

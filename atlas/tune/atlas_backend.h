@@ -20,16 +20,16 @@ class AtlasModelBackend : public actgrad::tune::Backend {
   std::string Name() const override { return "atlas-model"; }
   bool Deterministic() const override { return true; }
   bool CallersCapThreads() const override { return false; }  // no one_thread fallback in Atlas tables
-  std::vector<Choice> Candidates(const tune::Cell& b) override;
-  Choice Default(const tune::Cell& b) override;
-  std::vector<double> Measure(const tune::Cell& b, const Choice& c, int reps, double min_seconds) override;
+  std::vector<Choice> Candidates(const tune::Cell& cell) override;
+  Choice Default(const tune::Cell& cell) override;
+  std::vector<double> Measure(const tune::Cell& cell, const Choice& c, int reps, double min_seconds) override;
   nlohmann::json Provenance() override;
   std::string MachineId() override { return soc_.name; }
 
   const SocInfo& soc() const { return soc_; }
   // Tile lengths and block dims the candidate list explores.
   std::vector<uint32_t> TileChoices(const AtlasVariant& v) const;
-  std::vector<int> BlockDimChoices(const tune::Cell& b) const;
+  std::vector<int> BlockDimChoices(const tune::Cell& cell) const;
 
  private:
   SocInfo soc_;
@@ -39,7 +39,7 @@ class AtlasModelBackend : public actgrad::tune::Backend {
 std::unique_ptr<actgrad::tune::Backend> MakeAtlasModelBackend(const std::string& soc_json_path);
 
 // The variant, block dim and tile a candidate describes, as a tiling of cell b.
-bool CandidateTiling(const SocInfo& soc, const tune::Cell& b, const Choice& c, const OpParams& params,
+bool CandidateTiling(const SocInfo& soc, const tune::Cell& cell, const Choice& c, const OpParams& params,
                      const AtlasVariant** v, AtlasTilingData* t, std::string* err);
 
 // The "atlas-device" backend (atlas_device_backend.cc, library

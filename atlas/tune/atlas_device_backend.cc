@@ -162,15 +162,15 @@ class AtlasDeviceBackend final : public AtlasModelBackend {
   std::string Name() const override { return kBackendName; }
   bool Deterministic() const override { return false; }
 
-  void Prepare(const tune::Cell& b) override {
-    if (prepared_ && b.op == cell_.op && b.dtype == cell_.dtype && b.n == cell_.n) return;
+  void Prepare(const tune::Cell& cell) override {
+    if (prepared_ && cell.op == cell_.op && cell.dtype == cell_.dtype && cell.n == cell_.n) return;
     prepared_ = false;
     checked_.clear();
     iters_.clear();
-    const size_t bytes = b.n * DTypeSize(b.dtype);
+    const size_t bytes = cell.n * DTypeSize(cell.dtype);
     std::vector<uint8_t> g(bytes), x(bytes);
-    inputs::FillOperand(b.op, b.dtype, inputs::Role::kG, g.data(), b.n);
-    inputs::FillOperand(b.op, b.dtype, inputs::Role::kX, x.data(), b.n);
+    inputs::FillOperand(cell.op, cell.dtype, inputs::Role::kG, g.data(), cell.n);
+    inputs::FillOperand(cell.op, cell.dtype, inputs::Role::kX, x.data(), cell.n);
     g_ = DeviceBuffer();  // the last cell's memory goes first
     x_ = DeviceBuffer();
     out_ = DeviceBuffer();
@@ -180,21 +180,21 @@ class AtlasDeviceBackend final : public AtlasModelBackend {
     if (!tiling_.get()) tiling_ = DeviceBuffer(sizeof(AtlasTilingData));
     Check(aclrtMemcpy(g_.get(), bytes, g.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy(g)");
     Check(aclrtMemcpy(x_.get(), bytes, x.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy(x)");
-    const size_t keep = std::min<size_t>(b.n, kCheckElements) * DTypeSize(b.dtype);
+    const size_t keep = std::min<size_t>(cell.n, kCheckElements) * DTypeSize(cell.dtype);
     g.resize(keep);
     x.resize(keep);
     g_host_ = std::move(g);
     x_host_ = std::move(x);
-    cell_ = b;
+    cell_ = cell;
     prepared_ = true;
   }
 
-  std::vector<double> Measure(const tune::Cell& b, const Choice& c, int reps, double min_seconds) override {
+  std::vector<double> Measure(const tune::Cell& cell, const Choice& c, int reps, double min_seconds) override {
     const AtlasVariant* v;
     AtlasTilingData t;
     std::string err;
-    if (!CandidateTiling(soc(), b, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-device: " + err);
-    Prepare(b);
+    if (!CandidateTiling(soc(), cell, c, OpParams{}, &v, &t, &err)) throw std::runtime_error("atlas-device: " + err);
+    Prepare(cell);
     Check(aclrtMemcpy(tiling_.get(), sizeof t, &t, sizeof t, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy(tiling)");
     const aclrtStream s = stream_.get();
     Launch(*v, t.blockDim);  // warm-up, and the result check

@@ -49,11 +49,9 @@ constexpr uint64_t kThreadedCandidatesFrom = 4 * kSerialBelow;
 // runtime/acl_memory.cc), which CANN programs and the benchmarks
 // (api_bench.cc Workspace) get; not aclrtMalloc itself, which a build
 // with CANN takes from the device runtime. Where the workspace starts moves
-// the runtime's packed tiles, and the transposed path's speed with them: a
-// page-aligned workspace (this one until session 42) against aclrtMalloc's,
-// GELU bf16 transposed 11.9M, one thread, 1024 x 128 tiles, Zen 4,
-// actgrad-bench 8.2 against 12.5 ms, and the tuner had chosen that tile on
-// its 8.0-8.5.
+// the runtime's packed tiles, and the transposed path's speed with them (by
+// half for some tiles): the tuner must time the workspace callers get, or it
+// picks tiles that are fast only at its own alignment.
 struct WorkspaceBuf {
   void* p = nullptr;
   size_t bytes = 0;
@@ -204,9 +202,9 @@ struct CpuBackend::Impl {
   // Makes the operands those of cell b (`need` elements) at `placement`:
   // moved there when only the placement changed, else filled anew with this
   // cell's length (a move after a 64M cell must not copy 512 MB for a 1K one).
-  void Prepare(const Cell& b, uint64_t need) {
+  void Prepare(const Cell& cell, uint64_t need) {
     const uint64_t need_x = need;
-    const bool same = !operands.empty() && data_op == int(b.op) && data_dtype == int(b.dtype) &&
+    const bool same = !operands.empty() && data_op == int(cell.op) && data_dtype == int(cell.dtype) &&
                       data_n == need && data_x_n == need_x;
     if (same && operands.placement().index == placement) return;
     for (auto& [key, st] : states) st->Unbind();
@@ -214,21 +212,21 @@ struct CpuBackend::Impl {
       operands.MoveTo(placement);
       return;
     }
-    const size_t es = DTypeSize(b.dtype);
+    const size_t es = DTypeSize(cell.dtype);
     operands.Reserve(size_t(need * es), size_t(need_x * es), placement);
     // The benchmarks' operands (tools/inputs: a 1M-element pattern, tiled):
     // the tuner measures on what the benchmarks time.
-    inputs::FillOperand(b.op, b.dtype, inputs::Role::kG, operands.g(), size_t(need));
-    inputs::FillOperand(b.op, b.dtype, inputs::Role::kX, operands.x(), size_t(need_x));
-    data_op = int(b.op);
-    data_dtype = int(b.dtype);
+    inputs::FillOperand(cell.op, cell.dtype, inputs::Role::kG, operands.g(), size_t(need));
+    inputs::FillOperand(cell.op, cell.dtype, inputs::Role::kX, operands.x(), size_t(need_x));
+    data_op = int(cell.op);
+    data_dtype = int(cell.dtype);
     data_n = need;
     data_x_n = need_x;
   }
 
-  OpParams Params(const Cell& b) const {
+  OpParams Params(const Cell& cell) const {
     OpParams p;
-    p.gelu_approx = b.mode;
+    p.gelu_approx = cell.mode;
     p.lambd = 0.5f;
     p.eps = -1.0f;
     return p;
@@ -237,13 +235,13 @@ struct CpuBackend::Impl {
   // Builds the repeatable executor of a view measurement (every layout but
   // contig: the API on the layout's views, tools/inputs/views.h) with the
   // forced choice.
-  void MakeExecutor(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
+  void MakeExecutor(const Cell& cell, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
     inputs::ViewLayout l;
-    if (!inputs::ParseViewLayout(b.layout, &l) || !inputs::LayoutAppliesTo(l, b.op) || !inputs::LayoutFits(l, size_t(n)))
-      throw std::runtime_error("layout " + b.layout + " does not apply to " + std::string(OpName(b.op)) + " at n " +
+    if (!inputs::ParseViewLayout(cell.layout, &l) || !inputs::LayoutAppliesTo(l, cell.op) || !inputs::LayoutFits(l, size_t(n)))
+      throw std::runtime_error("layout " + cell.layout + " does not apply to " + std::string(OpName(cell.op)) + " at n " +
                                std::to_string(n));
     const inputs::LayoutViews views = inputs::ViewsOf(l, size_t(n));
-    const aclDataType t = ToAclDataType(b.dtype);
+    const aclDataType t = ToAclDataType(cell.dtype);
     auto make = [&](const inputs::View& w, void* data) {
       return aclCreateTensor(w.dims.data(), w.dims.size(), t, w.strides.data(), 0, ACL_FORMAT_ND, w.storage_dims.data(),
                              w.storage_dims.size(), data);
@@ -256,7 +254,7 @@ struct CpuBackend::Impl {
     forced.variant = &v;
     ScopedKernelOverride scope(forced);
     aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
-    switch (b.op) {
+    switch (cell.op) {
       case Op::kSeluBwd:
         s = aclnnSeluBackwardGetWorkspaceSize(st->tg, st->tx, st->to, &st->ws_size, &st->exec);
         break;
@@ -265,18 +263,18 @@ struct CpuBackend::Impl {
         break;
       case Op::kGeluBwd: {
         char approx[8];
-        std::strcpy(approx, b.mode == GeluApprox::kTanh ? "tanh" : "none");
+        std::strcpy(approx, cell.mode == GeluApprox::kTanh ? "tanh" : "none");
         s = aclnnGeluBackwardV2GetWorkspaceSize(st->tg, st->tx, approx, st->to, &st->ws_size, &st->exec);
         break;
       }
       case Op::kSoftshrinkBwd: {
-        float lambd = Params(b).lambd;
+        float lambd = Params(cell).lambd;
         st->lambd = aclCreateScalar(&lambd, ACL_FLOAT);
         s = aclnnSoftshrinkBackwardGetWorkspaceSize(st->tg, st->tx, st->lambd, st->to, &st->ws_size, &st->exec);
         break;
       }
       case Op::kLogitGrad:  // x first, as the API takes it
-        s = aclnnLogitGradGetWorkspaceSize(st->tx, st->tg, double(Params(b).eps), st->to, &st->ws_size, &st->exec);
+        s = aclnnLogitGradGetWorkspaceSize(st->tx, st->tg, double(Params(cell).eps), st->to, &st->ws_size, &st->exec);
         break;
     }
     if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase one: ") + actgrad::rt::RecentError());
@@ -285,10 +283,10 @@ struct CpuBackend::Impl {
     st->ws.Reserve(std::max<uint64_t>(st->ws_size, 64));
   }
 
-  void RunOnce(const Cell& b, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
+  void RunOnce(const Cell& cell, const Variant& v, const Choice& c, uint64_t n, PointState* st) {
     if (st->exec) {
       aclnnStatus s = ACLNN_ERR_PARAM_INVALID;
-      switch (b.op) {
+      switch (cell.op) {
         case Op::kSeluBwd: s = aclnnSeluBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
         case Op::kHardswishBwd: s = aclnnHardswishBackward(st->ws.p, st->ws_size, st->exec, nullptr); break;
         case Op::kGeluBwd: s = aclnnGeluBackwardV2(st->ws.p, st->ws_size, st->exec, nullptr); break;
@@ -298,17 +296,17 @@ struct CpuBackend::Impl {
       if (s != ACLNN_SUCCESS) throw std::runtime_error(std::string("aclnn phase two: ") + actgrad::rt::RecentError());
       return;
     }
-    KernelArgs a{operands.g(), operands.x(), operands.out(), size_t(n), Params(b), 0};
+    KernelArgs a{operands.g(), operands.x(), operands.out(), size_t(n), Params(cell), 0};
     RunVariant(v, a, c.split);
   }
 
   // One sample of candidate c at size n: the seconds of one call, looped
   // for at least `per_point` seconds.
-  double TimeCall(const Cell& b, const Variant& v, const Choice& c, uint64_t n, double per_point) {
+  double TimeCall(const Cell& cell, const Variant& v, const Choice& c, uint64_t n, double per_point) {
     const std::string pkey = std::to_string(n);
     auto& st = states[c.Key() + "@" + pkey];
     if (!st) st.reset(new PointState);
-    if (b.layout != "contig" && !st->exec) MakeExecutor(b, v, c, n, st.get());
+    if (cell.layout != "contig" && !st->exec) MakeExecutor(cell, v, c, n, st.get());
     if (!st->warmed) {
       // Warm-up once per candidate, size and placement, and calibrate the
       // loop. When one call at this size is known to take far longer than a
@@ -318,11 +316,11 @@ struct CpuBackend::Impl {
         st->iters = 1;
       } else {
         auto t0 = Clock::now();
-        RunOnce(b, v, c, n, st.get());
+        RunOnce(cell, v, c, n, st.get());
         double t1 = std::chrono::duration<double>(Clock::now() - t0).count();
         if (t1 < per_point / 4) {  // second estimate, caches and threads now warm
           t0 = Clock::now();
-          RunOnce(b, v, c, n, st.get());
+          RunOnce(cell, v, c, n, st.get());
           t1 = std::chrono::duration<double>(Clock::now() - t0).count();
         }
         st->iters = std::clamp<int64_t>(int64_t(std::ceil(per_point / std::max(t1, 1e-9))), 1, 100000000);
@@ -333,10 +331,9 @@ struct CpuBackend::Impl {
     // candidate's would inherit that call's wake: the dirty lines its plain
     // stores left in the caches, written back during this one, or none when
     // it streamed. Interleaved samples then favour plain stores over the
-    // steady state the benchmarks measure (SELU bf16 strided 23M on Zen 4,
-    // one thread: u1 4.6-5.2 ms and u4.nt 4.7-5.1 in the tuner, 5.2-6.3 and
-    // 4.4-5.2 back to back in actgrad-bench). One untimed call first settles it.
-    if (last_run != st.get() && st->iters <= 4) RunOnce(b, v, c, n, st.get());
+    // steady state the benchmarks measure (back-to-back calls of one
+    // kernel). One untimed call first settles it.
+    if (last_run != st.get() && st->iters <= 4) RunOnce(cell, v, c, n, st.get());
     last_run = st.get();
     // The sample: up to 5 blocks of calls, the median block. A preemption
     // (other processes share the cores) spoils one block, not the sample.
@@ -347,7 +344,7 @@ struct CpuBackend::Impl {
     const auto start = Clock::now();
     for (int64_t k = 0; k < blocks; ++k) {
       const auto t0 = Clock::now();
-      for (int64_t i = 0; i < per_block; ++i) RunOnce(b, v, c, n, st.get());
+      for (int64_t i = 0; i < per_block; ++i) RunOnce(cell, v, c, n, st.get());
       const auto t1 = Clock::now();
       block_times.push_back(std::chrono::duration<double>(t1 - t0).count() / double(per_block));
       if (std::chrono::duration<double>(t1 - start).count() > 4 * per_point) break;
@@ -369,33 +366,33 @@ int CpuBackend::ThreadCap() const {
   return impl_->opts.max_threads > 0 ? impl_->opts.max_threads : actgrad::MaxThreads();
 }
 
-std::vector<uint64_t> CpuBackend::Points(const Cell& b) const {
-  const uint64_t lo = OctaveLo(b.octave), hi = OctaveHi(b.octave) - 1;
+std::vector<uint64_t> CpuBackend::Points(const Cell& cell) const {
+  const uint64_t lo = OctaveLo(cell.octave), hi = OctaveHi(cell.octave) - 1;
   auto fix = [&](double v) {
     uint64_t n = uint64_t(std::llround(v));
     n = std::clamp<uint64_t>(n, lo, hi);
     n = std::min(n, std::max<uint64_t>(impl_->opts.max_n, 1));
     inputs::ViewLayout l;
-    if (inputs::ParseViewLayout(b.layout, &l)) n = std::max<uint64_t>(inputs::FitDown(l, size_t(n)), 1);
+    if (inputs::ParseViewLayout(cell.layout, &l)) n = std::max<uint64_t>(inputs::FitDown(l, size_t(n)), 1);
     return n;
   };
   std::vector<uint64_t> p;
   if (impl_->opts.two_points) {
-    p.push_back(fix(double(b.n) / std::sqrt(2.0)));
-    const uint64_t p2 = fix(double(b.n) * std::sqrt(2.0));
+    p.push_back(fix(double(cell.n) / std::sqrt(2.0)));
+    const uint64_t p2 = fix(double(cell.n) * std::sqrt(2.0));
     if (p2 != p[0]) p.push_back(p2);
   } else {
-    p.push_back(fix(double(b.n)));
+    p.push_back(fix(double(cell.n)));
   }
   return p;
 }
 
-std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
+std::vector<Choice> CpuBackend::Candidates(const Cell& cell) {
   std::vector<const Variant*> vs;
-  const Variant* def = DefaultVariant(b.op, b.dtype, b.mode);
+  const Variant* def = DefaultVariant(cell.op, cell.dtype, cell.mode);
   for (const Variant& v : Variants()) {
-    if (v.op != b.op || v.dtype != b.dtype || !v.supported) continue;
-    if (b.op == Op::kGeluBwd && v.gelu_mode != b.mode) continue;
+    if (v.op != cell.op || v.dtype != cell.dtype || !v.supported) continue;
+    if (cell.op == Op::kGeluBwd && v.gelu_mode != cell.mode) continue;
     if (&v != def && impl_->gate && !impl_->gate->Allowed(v)) continue;
     vs.push_back(&v);
   }
@@ -418,9 +415,9 @@ std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
   const Topology& topo = impl_->topology;
   const uint64_t socket_llc = CacheBytes(impl_->caches, "l3", uint64_t(32) << 20) *
                               uint64_t(std::max(1, topo.cpus_per_socket / std::max(1, topo.cpus_per_llc)));
-  const bool beyond_socket = topo.sockets > 1 && 3 * b.n * DTypeSize(b.dtype) > socket_llc;
+  const bool beyond_socket = topo.sockets > 1 && 3 * cell.n * DTypeSize(cell.dtype) > socket_llc;
   std::vector<int> threads = {1};
-  if (maxt > 1 && b.n >= kThreadedCandidatesFrom) {
+  if (maxt > 1 && cell.n >= kThreadedCandidatesFrom) {
     const int local = beyond_socket ? maxt : std::clamp(topo.cpus_per_socket, 1, maxt);
     for (int t = 2; t < local; t *= 2) threads.push_back(t);
     threads.push_back(local);
@@ -431,7 +428,7 @@ std::vector<Choice> CpuBackend::Candidates(const Cell& b) {
   return out;
 }
 
-std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& best) {
+std::vector<Choice> CpuBackend::SplitRefinements(const Cell& cell, const Choice& best) {
   std::vector<Choice> out;
   const Variant* v = FindVariant(best.variant);
   if (!v) return out;
@@ -440,20 +437,19 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     if (c != best && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   const int threads = best.split.threads;
-  if (b.layout == "transposed") {
+  if (cell.layout == "transposed") {
     // The gathered tile (runtime/plan.h SizeTile) in bytes: 1024 or 512 out
     // rows by 256 B to 1 KB of each out row, and 256 rows by 1 KB. With 1024
-    // rows an f32 input's tile is whole 4 KB rows, one contiguous block (Zen
-    // 3, 64 MB per operand, the reads alone: 7.8-7.9 ms; half rows
-    // 10.4-15.7: actgrad-memory-pieces-probe); streaming stores of out pieces
-    // of 256 bytes or more 64 KB apart write at the contiguous speed, 64-byte
-    // ones at a third of it (docs/performance.md, "Session 35"). The tuner
+    // rows an f32 input's tile is whole 4 KB rows, one contiguous block,
+    // read about a third faster than half rows (actgrad-memory-pieces-probe
+    // measures it); streaming stores of out pieces of 256 bytes or more 64 KB
+    // apart write at the contiguous speed, 64-byte ones at a third of it. The tuner
     // weighs the rest (16-bit rows, the L2 at two threads). The runtime's
     // default tile is not offered again for a candidate that has it already
     // (no tile in its split: the same tile, measured twice).
     // Each geometry with the variant and a streaming-store twin: its own, or
     // where there is none (Highway u1 and u8, native u1 and u2), the u2 or u4 one.
-    const int64_t es = int64_t(DTypeSize(b.dtype));
+    const int64_t es = int64_t(DTypeSize(cell.dtype));
     std::vector<std::string> names{best.variant};
     if (const Variant* nt = StreamingTwin(*v); nt && nt != v) names.push_back(nt->name);
     for (const std::string& name : names)
@@ -482,17 +478,17 @@ std::vector<Choice> CpuBackend::SplitRefinements(const Cell& b, const Choice& be
     return out;
   }
   // contig, strided, bcast: the chunk (for views: the elements of one tile of runs).
-  const size_t esize = DTypeSize(b.dtype);
+  const size_t esize = DTypeSize(cell.dtype);
   for (uint64_t bytes : L1ToL2Bytes(impl_->caches)) {
     // A chunk whose three operands fill the cache, whole cache lines, at
     // least two pieces per thread.
     const int64_t chunk = int64_t(std::max<uint64_t>(64, bytes / (3 * esize) / 64 * 64));
-    if (threads > 1 && uint64_t(chunk) * 2 * uint64_t(threads) <= b.n &&
-        size_t(chunk) != DefaultChunk(size_t(b.n), threads))
+    if (threads > 1 && uint64_t(chunk) * 2 * uint64_t(threads) <= cell.n &&
+        size_t(chunk) != DefaultChunk(size_t(cell.n), threads))
       add(Split{threads, chunk, best.split.stage_tile, 0, 0});
     // A stage tile whose two fp32 scratch arrays fill the cache (a power of two).
     const uint64_t stage = std::bit_floor(std::max<uint64_t>(bytes / 8, 256));
-    if (v->upcast == "staged" && stage <= kMaxStageTile && stage != kDefaultStageTile && stage <= b.n)
+    if (v->upcast == "staged" && stage <= kMaxStageTile && stage != kDefaultStageTile && stage <= cell.n)
       add(Split{threads, best.split.chunk, int64_t(stage), 0, 0});
   }
   return out;
@@ -503,10 +499,10 @@ std::vector<std::string> CpuBackend::Traits(const Choice& c) const {
   return {"threads=" + std::to_string(c.split.threads), std::string("stores=") + (v && v->nt_stores ? "nt" : "plain")};
 }
 
-Choice CpuBackend::Default(const Cell& b) {
-  Choice c = DefaultChoice(b.op, b.dtype, b.mode, b.n);
-  if (c.variant.empty()) throw std::runtime_error("no default variant for " + std::string(OpName(b.op)) + " " +
-                                                  std::string(DTypeName(b.dtype)));
+Choice CpuBackend::Default(const Cell& cell) {
+  Choice c = DefaultChoice(cell.op, cell.dtype, cell.mode, cell.n);
+  if (c.variant.empty()) throw std::runtime_error("no default variant for " + std::string(OpName(cell.op)) + " " +
+                                                  std::string(DTypeName(cell.dtype)));
   c.split.threads = std::min(c.split.threads, ThreadCap());
   return c;
 }
@@ -521,21 +517,21 @@ CpuBackend::OperandView CpuBackend::Operands() const {
   return {o.g(), o.x(), o.out(), o.placement()};
 }
 
-void CpuBackend::Prepare(const Cell& b) {
-  const std::vector<uint64_t> pts = Points(b);
-  impl_->Prepare(b, *std::max_element(pts.begin(), pts.end()));
+void CpuBackend::Prepare(const Cell& cell) {
+  const std::vector<uint64_t> pts = Points(cell);
+  impl_->Prepare(cell, *std::max_element(pts.begin(), pts.end()));
 }
 
-std::vector<double> CpuBackend::Measure(const Cell& b, const Choice& c, int reps, double min_seconds) {
+std::vector<double> CpuBackend::Measure(const Cell& cell, const Choice& c, int reps, double min_seconds) {
   const Variant* v = FindVariant(c.variant);
-  if (!v || !v->supported || v->op != b.op || v->dtype != b.dtype)
+  if (!v || !v->supported || v->op != cell.op || v->dtype != cell.dtype)
     throw std::runtime_error("cpu backend: variant " + c.variant + " cannot run this cell");
-  const std::vector<uint64_t> pts = Points(b);
+  const std::vector<uint64_t> pts = Points(cell);
   Impl& m = *impl_;
-  m.Prepare(b, *std::max_element(pts.begin(), pts.end()));
-  const std::string bkey = std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
-                           std::to_string(int(b.mode)) + "/" + b.layout + "/" + std::to_string(b.octave) + "/" +
-                           std::to_string(b.n);
+  m.Prepare(cell, *std::max_element(pts.begin(), pts.end()));
+  const std::string bkey = std::string(OpName(cell.op)) + "/" + std::string(DTypeName(cell.dtype)) + "/" +
+                           std::to_string(int(cell.mode)) + "/" + cell.layout + "/" + std::to_string(cell.octave) + "/" +
+                           std::to_string(cell.n);
   if (bkey != m.bucket_key) {
     m.states.clear();
     m.last_call.clear();
@@ -549,8 +545,8 @@ std::vector<double> CpuBackend::Measure(const Cell& b, const Choice& c, int reps
   inputs::RunAtStackOffset(m.operands.placement(), [&] {
     for (int r = 0; r < std::max(1, reps); ++r) {
       double per_elem = 0;
-      for (uint64_t n : pts) per_elem += m.TimeCall(b, *v, c, n, per_point) * 1e9 / double(n);
-      samples.push_back(per_elem / double(pts.size()) * double(b.n));
+      for (uint64_t n : pts) per_elem += m.TimeCall(cell, *v, c, n, per_point) * 1e9 / double(n);
+      samples.push_back(per_elem / double(pts.size()) * double(cell.n));
     }
   });
   return samples;

@@ -34,26 +34,31 @@ class CpuBackend : public Backend {
   explicit CpuBackend(const AccuracyGate* gate, CpuBackendOptions opts = {});
   ~CpuBackend() override;
 
-  std::string Name() const override { return "cpu"; }
-  bool Deterministic() const override { return false; }
+  // SearchSpace
   // Variants x thread counts (1, and from 8K elements max/2 and max).
-  std::vector<Choice> Candidates(const Cell& b) override;
+  std::vector<Choice> Candidates(const Cell& cell) override;
   // Contiguous cells only: chunks of the threaded winner and stage tiles of a
   // staged winner whose working set fills L1d, sqrt(L1d * L2) and L2.
-  std::vector<Choice> SplitRefinements(const Cell& b, const Choice& best) override;
-  Choice Default(const Cell& b) override;
-  void SetPlacement(int k) override;  // k >= 0 (inputs::PlacementAt)
-  void Prepare(const Cell& b) override;
+  std::vector<Choice> SplitRefinements(const Cell& cell, const Choice& best) override;
+  Choice Default(const Cell& cell) override;
   // threads=N and stores=plain|nt (the two crossovers of these kernels).
   std::vector<std::string> Traits(const Choice& c) const override;
-  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double min_seconds) override;
+  int ThreadsAvailable() const override { return ThreadCap(); }  // the max_threads option, else the pool's MaxThreads()
+
+  // Runner
+  bool Deterministic() const override { return false; }
+  void SetPlacement(int k) override;  // k >= 0 (inputs::PlacementAt)
+  void Prepare(const Cell& cell) override;
+  std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double min_seconds) override;
+
+  // Identity
+  std::string Name() const override { return "cpu"; }
   nlohmann::json Provenance() override;
   std::string MachineId() override;
 
   // The sizes a bucket is timed at.
-  std::vector<uint64_t> Points(const Cell& b) const;
+  std::vector<uint64_t> Points(const Cell& cell) const;
   int ThreadCap() const;
-  int ThreadsAvailable() const override { return ThreadCap(); }  // the max_threads option, else the pool's MaxThreads()
   // Where the kernels read g and x and write out since the last Prepare or
   // Measure (null before the first). For tests.
   struct OperandView {

@@ -179,6 +179,70 @@ void MeasurementLog::OpenInMemory(const json&) {
   loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
 }
 
+namespace {
+
+// Moves a log measured under another key aside to "<path>.stale-<old
+// hash>[-i]" (never over an existing file). Returns the new name, "" on
+// failure (*error says why); *diffs: the keys' differences, joined.
+std::string MoveAside(const std::string& path, const json& old_key, const json& key, std::string* diffs,
+                      std::string* error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto hash_of = [](const json& k, const char* none) {
+    const auto it = k.is_object() ? k.find("hash") : k.end();
+    return it != k.end() && it->is_string() ? it->get<std::string>() : std::string(none);
+  };
+  std::vector<std::string> d = KeyDifferences(old_key, key);
+  if (d.empty()) d.push_back("hash " + hash_of(old_key, "absent") + " -> " + hash_of(key, "absent"));
+  *diffs = JoinDifferences(d);
+  std::string old_hash = hash_of(old_key, "nokey");
+  if (old_hash.empty() || old_hash.size() > 32 ||  // a name part, whatever a hand-edited header holds
+      !std::all_of(old_hash.begin(), old_hash.end(), [](unsigned char c) { return std::isalnum(c); }))
+    old_hash = "other";
+  const std::string base = path + ".stale-" + old_hash;
+  for (int i = 1;; ++i) {
+    const std::string aside = i == 1 ? base : base + "-" + std::to_string(i);
+    if (::link(path.c_str(), aside.c_str()) == 0) {  // claims the name: fails if it exists
+      ::unlink(path.c_str());
+      return aside;
+    }
+    if (errno == EEXIST) continue;
+    // No hard links here (some file systems): check, then rename.
+    if (fs::exists(aside, ec)) continue;
+    fs::rename(path, aside, ec);
+    if (ec) {
+      if (error) *error = path + ": the measurement key changed (" + *diffs +
+                          ") and the old log cannot be moved aside to " + aside + ": " + ec.message();
+      return "";
+    }
+    return aside;
+  }
+}
+
+// Opens the log for appending after its last whole line (a torn tail is
+// cut, so new lines start on a line boundary) and writes `header` when set.
+// Returns the descriptor, -1 on failure (*error says why).
+int OpenForAppend(const std::string& path, size_t good_end, const std::string* header, std::string* error) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+  if (fd < 0) {
+    if (error) *error = path + ": cannot open for writing: " + std::strerror(errno);
+    return -1;
+  }
+  if (::ftruncate(fd, off_t(good_end)) != 0 || ::lseek(fd, off_t(good_end), SEEK_SET) < 0) {
+    if (error) *error = path + ": cannot truncate the torn tail: " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (header && (::write(fd, header->data(), header->size()) != ssize_t(header->size()) || ::fdatasync(fd) != 0)) {
+    if (error) *error = path + ": cannot write: " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 bool MeasurementLog::Open(const std::string& path, const json& config, bool fresh, std::string* error,
                           SyncMode sync, const json& key) {
   namespace fs = std::filesystem;
@@ -249,36 +313,10 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   } else if (!fresh && !key.is_null() && replay.have_header && replay.key != key) {
     // Measured under another key (build, commit, environment, cores): its
     // samples must not mix with this run's. Kept aside, never overwritten.
-    const auto hash_of = [](const json& k, const char* none) {
-      const auto it = k.is_object() ? k.find("hash") : k.end();
-      return it != k.end() && it->is_string() ? it->get<std::string>() : std::string(none);
-    };
-    std::vector<std::string> diffs = KeyDifferences(replay.key, key);
-    if (diffs.empty()) diffs.push_back("hash " + hash_of(replay.key, "absent") + " -> " + hash_of(key, "absent"));
-    std::string old_hash = hash_of(replay.key, "nokey");
-    if (old_hash.empty() || old_hash.size() > 32 ||  // a name part, whatever a hand-edited header holds
-        !std::all_of(old_hash.begin(), old_hash.end(), [](unsigned char c) { return std::isalnum(c); }))
-      old_hash = "other";
-    const std::string base = path + ".stale-" + old_hash;
-    std::string aside;
-    for (int i = 1;; ++i) {
-      aside = i == 1 ? base : base + "-" + std::to_string(i);
-      if (::link(path.c_str(), aside.c_str()) == 0) {  // claims the name: fails if it exists
-        ::unlink(path.c_str());
-        break;
-      }
-      if (errno == EEXIST) continue;
-      // No hard links here (some file systems): check, then rename.
-      if (fs::exists(aside, ec)) continue;
-      fs::rename(path, aside, ec);
-      if (ec) {
-        if (error) *error = path + ": the measurement key changed (" + JoinDifferences(diffs) +
-                            ") and the old log cannot be moved aside to " + aside + ": " + ec.message();
-        return false;
-      }
-      break;
-    }
-    stale_note_ = "measurement key changed (" + JoinDifferences(diffs) + "): the old log is kept as " + aside +
+    std::string diffs;
+    const std::string aside = MoveAside(path, replay.key, key, &diffs, error);
+    if (aside.empty()) return false;
+    stale_note_ = "measurement key changed (" + diffs + "): the old log is kept as " + aside +
                   "; starting fresh";
     records_.clear();
     problems_.clear();
@@ -294,28 +332,14 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
     torn_ = rejected_ = duplicates_ = 0;
   }
   loaded_ = records_.size();
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
-  if (fd_ < 0) {
-    if (error) *error = path + ": cannot open for writing: " + std::strerror(errno);
-    return false;
-  }
-  // Cut a torn tail so that new lines start on a line boundary.
-  if (::ftruncate(fd_, off_t(good_end)) != 0 || ::lseek(fd_, off_t(good_end), SEEK_SET) < 0) {
-    if (error) *error = path + ": cannot truncate the torn tail: " + std::strerror(errno);
-    return false;
-  }
-  if (text.empty()) {
-    if (::write(fd_, header.data(), header.size()) != ssize_t(header.size()) || ::fdatasync(fd_) != 0) {
-      if (error) *error = path + ": cannot write: " + std::strerror(errno);
-      return false;
-    }
-  }
+  fd_ = OpenForAppend(path, good_end, text.empty() ? &header : nullptr, error);
+  if (fd_ < 0) return false;
   if (sync_ == SyncMode::kBackground) syncer_ = std::thread([this] { SyncLoop(); });
   return true;
 }
 
-const LogRecord* MeasurementLog::Find(const std::string& cell, const std::string& cand, int round, int rep) const {
-  const auto it = records_.find(Key{cell, cand, round, rep});
+const LogRecord* MeasurementLog::Find(const std::string& key, const std::string& cand, int round, int rep) const {
+  const auto it = records_.find(Key{key, cand, round, rep});
   return it == records_.end() ? nullptr : &it->second;
 }
 

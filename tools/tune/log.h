@@ -35,6 +35,10 @@
 
 namespace actgrad::tune {
 
+// One logged sample. `cell` and `cand` are keys, as in the log's JSON: the
+// cell's key (CellKey, "<op>/<dtype>/<mode>/<layout>/o<octave>[@n]", or a
+// stage's "<key>/split", "screen/...") and the candidate's Choice::Key
+// (ParseChoiceKey reads it back).
 struct LogRecord {
   std::string cell;
   std::string cand;
@@ -90,7 +94,7 @@ class MeasurementLog {
   // In-memory only (no file): for --verify and tests.
   void OpenInMemory(const nlohmann::json& config);
 
-  const LogRecord* Find(const std::string& cell, const std::string& cand, int round, int rep) const;
+  const LogRecord* Find(const std::string& key, const std::string& cand, int round, int rep) const;
   // Appends, flushes and fsyncs one record. Throws std::runtime_error on I/O failure.
   void Append(const LogRecord& r);
   // Blocks until everything appended so far is on disk.

@@ -1,5 +1,4 @@
-// What a measurement depends on besides the search settings (issue 16, item
-// 4): the build (compiler, flags, build type, Highway), the kernels (the
+// What a measurement depends on besides the search settings: the build (compiler, flags, build type, Highway), the kernels (the
 // variant list, the library's commit), the environment that changes kernels
 // or threads (ACTGRAD_*, OMP_*, GOMP_*, KMP_*, HWY_*), the cores the process
 // may run on (sched_getaffinity) and the machine id. The log header and the

@@ -1,12 +1,15 @@
-// The tuner's search, independent of the measurement backend: successive
-// halving over a cell's candidates with interleaved, shuffled (seeded)
+// The tuner's search, independent of the measurement backend. Search sets
+// up a cell's candidates and measures through the log; what to measure and
+// what wins is a Strategy's (tools/tune/strategy.h). RunCell's strategy,
+// HalvingUTest: successive halving over a cell's candidates with interleaved, shuffled (seeded)
 // rounds, then a final interleaved round of the best few against the
 // incumbent and a one-sided Mann-Whitney U test. The incumbent stays unless
 // the challenger is faster with p < alpha and a median gain >= min_gain;
 // among the challengers, the same margin decides: one that does not beat a
 // simpler one (`preference`) by it yields to the simpler one. Where a gain of
 // at least min_gain failed the test only, the two take a second look (as many
-// samples again each, pooled, p < alpha / 2) before the verdict.
+// samples again each, pooled, p < alpha / 2) before the verdict. RunScreen's
+// strategy, Screen: the halving without an incumbent.
 // The screening and halving rounds measure on placement 0 (operand layout,
 // Backend::SetPlacement); the final round spreads every finalist's samples
 // over placements 0..final_placements-1 alike, so that a choice never rests
@@ -31,8 +34,11 @@
 #include "tools/inputs/placement.h"
 #include "tools/tune/backend.h"
 #include "tools/tune/log.h"
+#include "tools/tune/thresholds.h"
 
 namespace actgrad::tune {
+
+class Strategy;
 
 struct SearchOptions {
   double min_seconds = 0.0015;  // wall time of one sample (the CPU backend loops the kernel)
@@ -45,13 +51,17 @@ struct SearchOptions {
   // median so far is within trait_within of the leader's.
   int trait_finalists = 2;
   double trait_within = 1.5;
-  double alpha = 0.05;          // significance level of the U test
-  double min_gain = 0.02;       // a challenger must also be this much faster (median)
+  double alpha = kAlpha;        // significance level of the U test (thresholds.h)
+  double min_gain = kMinGain;   // a challenger must also be this much faster (median)
   uint64_t seed = 1;
   // Placements of the final round (and of --check's confirmation round):
   // repetition r at placement r % final_placements (inputs::PlacementAt);
   // 1 = every sample on placement 0.
   int final_placements = inputs::kDefaultPlacements;
+  // Seconds on a monotonic clock, read around each measured sample: its cost
+  // (the budget's clock). Unset: std::chrono::steady_clock. Tests set a fake
+  // clock that moves only when their fake runner says a sample took time.
+  std::function<double()> clock;
 };
 
 // Samples of one candidate (ns per call at the cell's n).
@@ -112,17 +122,17 @@ class Search {
   // Tunes one cell. `cands` are in order of prior preference (simplest or
   // most promising first); the incumbent is added when missing and is never
   // eliminated before the final round.
-  CellOutcome RunCell(const std::string& cell, const Cell& b, std::vector<Choice> cands,
+  CellOutcome RunCell(const std::string& key, const Cell& cell, std::vector<Choice> cands,
                       const Choice& incumbent, double budget_sec);
 
   // Screening: successive halving without an incumbent, stopping once at
   // most `keep` candidates survive; `ranking` orders all candidates.
-  CellOutcome RunScreen(const std::string& cell, const Cell& b, std::vector<Choice> cands, int keep,
+  CellOutcome RunScreen(const std::string& key, const Cell& cell, std::vector<Choice> cands, int keep,
                         double budget_sec);
 
   // `reps` fresh samples each of a and c, interleaved in a seeded order,
   // logged (round kConfirmRound) so that a resumed run replays them.
-  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& cell, const Cell& b,
+  std::pair<std::vector<double>, std::vector<double>> Compare(const std::string& key, const Cell& cell,
                                                               const Choice& a, const Choice& c, int reps);
 
   // Virtual clock: the summed logged cost of every sample this Search used.
@@ -139,23 +149,30 @@ class Search {
   std::function<int(const Choice&)> preference;
 
  private:
-  struct Slot;
-  CellOutcome Run(const std::string& cell, const Cell& b, std::vector<Choice> cands,
-                  std::optional<Choice> incumbent, int keep, double budget_sec);
-  double Sample(const std::string& cell, const Cell& b, const Choice& c, int round, int rep,
+  friend class CellSearch;
+  // Sets up the cell's slots (the incumbent first, duplicates dropped) and
+  // lets `strategy` search them (tools/tune/strategy.h).
+  CellOutcome Run(const Strategy& strategy, const std::string& key, const Cell& cell, std::vector<Choice> cands,
+                  std::optional<Choice> incumbent, double budget_sec);
+  double Sample(const std::string& key, const Cell& cell, const Choice& c, int round, int rep,
                 CellOutcome* out);
   // Where repetition `rep` of `round` is measured: the final round, its
   // second look and the confirmation rounds cycle through the placements,
   // the others use 0.
   int PlacementFor(int round, int rep) const;
+  double Now() const;  // SearchOptions::clock
 
-  Backend& backend_;
+  // The backend's parts: the space's traits pick trait finalists, the
+  // runner measures, the identity names the backend in errors.
+  const SearchSpace& space_;
+  Runner& runner_;
+  const Identity& identity_;
   MeasurementLog& log_;
   SearchOptions opts_;
   const std::atomic<bool>* stop_;
   double spent_ = 0;
   int measured_ = 0, replayed_ = 0;
-  std::string prepared_cell_;  // the cell Backend::Prepare last ran for ...
+  std::string prepared_key_;  // the cell Runner::Prepare last ran for ...
   int prepared_placement_ = 0;  // ... and the placement
 };
 

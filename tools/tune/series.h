@@ -30,9 +30,8 @@ struct SeriesPoint {
 
 // Without a second core the tuner cannot see threads pay off; a one-core
 // table then gives a thread a share whose one-thread time is at least this
-// (the 2-core AMD EPYC tune of 2026-11 crossed over from one to two threads
-// where a thread's share took 0.4-3.4 us, median 1.3 us; 4 us errs towards
-// fewer threads).
+// (measured two-core crossovers from one to two threads fall where a
+// thread's share takes about 0.4-3.4 us; 4 us errs towards fewer threads).
 inline constexpr double kParallelWorthNs = 4000;
 
 // The grains of a series' entries, in the order of `points` (octaves

@@ -1,4 +1,4 @@
-// Tuning a fleet (issue 16, item 5; docs/tuning.md "Tuning a fleet"):
+// Tuning a fleet (docs/tuning.md "Tuning a fleet"):
 // `actgrad-tune --shard K/N` tunes shard K's part of the run, and
 // `actgrad-tune merge` joins the shard tables into one table.
 //

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "tools/inputs/views.h"
+#include "tools/tune/budget.h"
 #include "tools/tune/shard.h"
 #include "tools/tune/stats.h"
 #include "tools/tune/strings.h"
@@ -58,23 +59,10 @@ TuneConfig TuneConfig::Defaults(bool quick) {
 
 json TuneConfig::ToJson() const {
   json j;
-  // Bump when the search changes how it walks (a log of another version is
-  // not replayed: its samples would be asked for in another order).
-  // 8: candidates are Choices (log key variant|t|c|s), the split's chunk and
-  // stage tile are refined in a cell's last stage.
-  // 9: the final and confirmation rounds spread their samples over operand
-  // placements (search.final_placements), grouped by placement; log lines
-  // carry "placement".
-  // 10: per series, crossovers between octaves are bisected (logged as
-  // "<series>/x<octave>@<n>" confirmation rounds) and thread counts become
-  // thread rules (table schema 4).
-  // 11: ties (not faster by the margin: p < alpha and min_gain) go to the
-  // backend's simpler candidate.
-  // 12: a gain of at least the margin that failed the U test only gets a
-  // second look (round 102) before the verdict (search.h kSecondLookRound).
-  // 13: a screen's allowance adds half of the run's unspent plan so far.
-  // 14: a transposed cell's split refinements include tiles whose result is
-  // transposed (Split::transpose_result, log key suffix "|tr").
+  // Bump when the search changes how it walks: a log of another version is
+  // not replayed (its samples, keyed by round and repetition, would be asked
+  // for in another order). The value is part of every log header, so it
+  // stays what the logs in use carry.
   j["search_version"] = 14;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
@@ -107,12 +95,12 @@ json TuneConfig::ToJson() const {
   return j;
 }
 
-std::string GroupKey(const Cell& b) {
-  return std::string(OpName(b.op)) + "/" + std::string(DTypeName(b.dtype)) + "/" +
-         (b.op == Op::kGeluBwd ? ModeName(b.mode) : "-");
+std::string GroupKey(const Cell& cell) {
+  return std::string(OpName(cell.op)) + "/" + std::string(DTypeName(cell.dtype)) + "/" +
+         (cell.op == Op::kGeluBwd ? ModeName(cell.mode) : "-");
 }
 
-std::string CellKey(const Cell& b) { return GroupKey(b) + "/" + b.layout + "/o" + std::to_string(b.octave); }
+std::string CellKey(const Cell& cell) { return GroupKey(cell) + "/" + cell.layout + "/o" + std::to_string(cell.octave); }
 
 
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
@@ -186,9 +174,8 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
     }
     // Without a one-thread stage the candidate carries the default tile; the
     // chosen one's tile (a transposed view's, measured at its thread count)
-    // is about pages and cache lines per tile more than threads: one thread
-    // takes it (SELU f32 16M transposed on one thread: 256x256 17 ms, 1024x64
-    // 12). The stage measured its choice with a tile of its own.
+    // is about pages and cache lines per tile more than threads, so one
+    // thread takes it too. The stage measured its choice with a tile of its own.
     if (e.one_thread && !o.one_thread) {
       e.one_thread->split.tile_rows = o.chosen.cand.split.tile_rows;
       e.one_thread->split.tile_cols = o.chosen.cand.split.tile_cols;
@@ -234,13 +221,13 @@ static void AddStage(const CellOutcome& r, CellOutcome* o) {
 // becomes the cell's choice and the winner it beat its runner-up.
 static void RefineSplit(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
   constexpr int kStages = 2;  // the split's dimensions beyond threads
-  const double start = search.spent();
+  const Allowance budget{budget_sec, search.spent()};
   for (int stage = 1; stage <= kStages; ++stage) {
     std::vector<Choice> refinements = be.SplitRefinements(o->cell, o->chosen.cand);
     if (refinements.empty()) return;
     const CellOutcome r = search.RunCell(key + "/split" + (stage > 1 ? std::to_string(stage) : ""), o->cell,
                                          std::move(refinements), o->chosen.cand,
-                                         std::max(0.0, budget_sec - (search.spent() - start)));
+                                         budget.Left(search.spent()));
     o->decision += "; split: " + r.decision;
     AddStage(r, o);
     if (!r.challenger_won) return;
@@ -256,8 +243,7 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
 //  1. a screen of the one-thread candidates on fresh samples ("/1t"), keeping
 //     two. The halving drops them in its first round on a sample or two each
 //     (the threaded ones beat them all at large n), so its order among them
-//     is mostly noise: SELU f32 strided 16M on Zen 3 shipped u8.avx2
-//     (12.9-14.9 ms on one thread) over u4.avx2.nt (10.2-11.7 ms). When the
+//     is mostly noise, off by up to a fifth on one thread. When the
 //     allowance cuts candidates, the last of the search's order go first,
 //     after the best of each trait value (streaming stores or not) has been
 //     moved up;
@@ -267,9 +253,8 @@ static void RefineSplit(Search& search, Backend& be, const std::string& key, dou
 //  3. that winner and the screen's runner-up on fresh samples spread over the
 //     placements (Search::Compare, "/1t"), the lower median taken. The screen
 //     measures on placement 0 only, where one layout of the operands can
-//     favour a candidate the others do not (SELU bf16 strided 16M on Zen 4:
-//     the screen took u1, 20 % faster at placement 0, the benchmarks measure
-//     u1 4.3-7.8 ms over placements and u4.nt 3.6-3.9).
+//     favour a candidate that is slower over the placements the benchmarks
+//     (and callers) see.
 static void ChooseOneThread(Search& search, Backend& be, const std::string& key, double budget_sec, CellOutcome* o) {
   constexpr int kKeepFirst = 2;
   if (o->chosen.cand.split.threads <= 1 || be.Deterministic()) return;
@@ -283,8 +268,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
     c.split.tile_cols = o->chosen.cand.split.tile_cols;
     c.split.transpose_result = o->chosen.cand.split.transpose_result;
   }
-  const double start = search.spent();
-  auto left = [&] { return std::max(0.0, budget_sec - (search.spent() - start)); };
+  const Allowance budget{budget_sec, search.spent()};
   KeepWithTraits(cands, kKeepFirst, [&](const Choice& c) { return be.Traits(c); }, [](const Choice&) { return true; });
   const CellOutcome r = search.RunScreen(key + "/1t", o->cell, std::move(cands), 2, 0.6 * budget_sec);
   AddStage(r, o);
@@ -292,7 +276,7 @@ static void ChooseOneThread(Search& search, Backend& be, const std::string& key,
   std::vector<Choice> refinements = be.SplitRefinements(o->cell, best.cand);
   if (!refinements.empty()) {
     refinements.insert(refinements.begin(), best.cand);
-    const CellOutcome t = search.RunScreen(key + "/1t/split", o->cell, std::move(refinements), 1, 0.5 * left());
+    const CellOutcome t = search.RunScreen(key + "/1t/split", o->cell, std::move(refinements), 1, 0.5 * budget.Left(search.spent()));
     AddStage(t, o);
     best = t.chosen;
   }
@@ -351,6 +335,275 @@ static void FitGroupSeries(Search& search, Backend& be, const TuneConfig& cfg, c
   }
 }
 
+namespace {
+
+// A screen's order of a group's variants at one octave.
+struct ScreenOrder {
+  int octave;
+  std::vector<std::string> variants;  // best first
+  int top;                            // how many survive
+};
+
+// What the steps of a tuning run share: the run's parts, its budget and the
+// progress through the budget's static plan (each screen's and cell's
+// share, which drives the progress display).
+struct TuningRun {
+  TuningRun(Backend& b, const TuneConfig& c, Progress& p, Search& s, const std::vector<CellSpec>& cs)
+      : be(b), cfg(c), progress(p), search(s), cells(cs) {}
+  Backend& be;
+  const TuneConfig& cfg;
+  Progress& progress;
+  Search& search;
+  const std::vector<CellSpec>& cells;
+  size_t groups = 0;
+  bool det = false;
+  const RunBudget* budget = nullptr;
+  // Progress: the plan done so far and the piece running now.
+  double done_plan = 0, cur_plan = 0, cur_allow = 1, cur_start = 0;
+  std::string cur_what;
+
+  void StartPiece(double plan, double allow, const std::string& what) {
+    cur_plan = plan;
+    cur_allow = allow;
+    cur_start = search.spent();
+    cur_what = what;
+  }
+};
+
+// The octaves of cfg nearest to the screen octaves (each once).
+std::vector<int> ScreenOctaves(const TuneConfig& cfg) {
+  std::vector<int> out;
+  for (int s : cfg.screen_octaves) {
+    int best = cfg.octaves.front();
+    for (int k : cfg.octaves)
+      if (std::abs(k - s) < std::abs(best - s)) best = k;
+    if (std::find(out.begin(), out.end(), best) == out.end()) out.push_back(best);
+  }
+  return out;
+}
+
+// One screen of a group (`cell`: contiguous, at a screen octave): one
+// candidate per variant, halved to the screen_keep best (and the best of
+// each trait value).
+ScreenOrder RunScreenAt(TuningRun& run, const Cell& cell, size_t screens_in_group) {
+  const TuneConfig& cfg = run.cfg;
+  std::vector<Choice> firsts;
+  std::set<std::string> seen;
+  for (auto& c : run.be.Candidates(cell))
+    if (seen.insert(c.variant).second) firsts.push_back(c);
+  std::vector<std::string> order;
+  if (int(firsts.size()) <= cfg.screen_keep) {
+    for (const auto& c : firsts) order.push_back(c.variant);
+    return {cell.octave, order, int(order.size())};
+  }
+  const std::string name = GroupKey(cell) + "/o" + std::to_string(cell.octave);
+  const double plan = run.budget->ScreenPlan(screens_in_group);
+  // The screen's share of the plan, plus half of what the run has left
+  // unused so far (cells that took less than their allowance). A fixed share
+  // alone cut the screens of GELU (85-194 variants) to a sample of some
+  // variants and none of others in runs that used a quarter of their budget.
+  run.StartPiece(plan, RunBudget::ScreenAllowance(plan, run.done_plan, run.search.spent()),
+                 "screen " + GroupKey(cell) + " o" + std::to_string(cell.octave));
+  const CellOutcome o = run.search.RunScreen("screen/" + name, cell, firsts, cfg.screen_keep, run.cur_allow);
+  run.done_plan += plan;
+  for (const Choice& c : o.ranking) order.push_back(c.variant);
+  for (const auto& c : firsts)  // cut by the budget: after the ranked ones
+    if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
+  // The screen runs one thread: thread counts are the cells' business.
+  const int top = KeepWithTraits(
+      order, cfg.screen_keep,
+      [&](const std::string& variant) {
+        Choice c;
+        c.variant = variant;
+        std::vector<std::string> t = run.be.Traits(c);
+        std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
+        return t;
+      },
+      [](const std::string&) { return true; });
+  std::string names;
+  for (int i = 0; i < top; ++i) names += (i ? ", " : "") + order[size_t(i)];
+  run.progress.Line("screen " + GroupKey(cell) + " o" + std::to_string(cell.octave) + ": " +
+                    std::to_string(firsts.size()) + " variants -> " + names + (o.budget_cut ? " (budget cut)" : ""));
+  return {cell.octave, order, top};
+}
+
+// Screening of a group: one candidate per variant at a mid and a large size
+// (none for a deterministic backend: its cells measure every candidate).
+std::vector<ScreenOrder> RunScreens(TuningRun& run, const Cell& g0) {
+  std::vector<ScreenOrder> screens;
+  if (run.det) return screens;
+  const std::vector<int> octaves = ScreenOctaves(run.cfg);
+  for (int k : octaves) {
+    const Cell cell{g0.op, g0.dtype, "contig", k, RepresentativeN(k, run.cfg.max_n), g0.mode};
+    screens.push_back(RunScreenAt(run, cell, octaves.size()));
+  }
+  return screens;
+}
+
+// The rank of a variant for octave k: its place in the nearest screen's top,
+// else after them by the other screens; -1: unranked (dropped).
+int ScreenRank(const std::vector<ScreenOrder>& screens, int k, const std::string& variant) {
+  if (screens.empty()) return 0;
+  std::vector<size_t> idx(screens.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return std::abs(screens[a].octave - k) < std::abs(screens[b].octave - k);
+  });
+  int base = 0;
+  for (size_t i : idx) {
+    const auto& order = screens[i].variants;
+    const int top = screens[i].top;
+    for (int r = 0; r < top; ++r)
+      if (order[size_t(r)] == variant) return base + r;
+    base += top;
+  }
+  return -1;
+}
+
+// A cell's candidates in the order that survives a budget cut: the screen's
+// variant rank, and within it the split (threads) that won the previous
+// size first, then the backend's order of configurations.
+std::vector<Choice> OrderCandidates(std::vector<Choice> all, const std::vector<ScreenOrder>& screens, int octave,
+                                    const Choice& inc, const Choice* prev_winner) {
+  std::map<std::string, int> config_index;  // per variant, in backend order
+  std::vector<std::pair<int, Choice>> ranked;
+  for (auto& c : all) {
+    int r = ScreenRank(screens, octave, c.variant);
+    if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
+    const int ci = config_index[c.variant]++;
+    const bool same_config = prev_winner && prev_winner->split == c.split;
+    if (r >= 0) ranked.push_back({r + 2 * (same_config ? 0 : 1 + ci), std::move(c)});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
+  std::vector<Choice> cands;
+  for (auto& [r, c] : ranked) cands.push_back(std::move(c));
+  return cands;
+}
+
+// Ties in the final round go to the backend's simpler candidate: its order.
+void PreferBackendOrder(Search& search, const std::vector<Choice>& all) {
+  auto order = std::make_shared<std::map<std::string, int>>();
+  for (size_t k = 0; k < all.size(); ++k) order->emplace(all[k].Key(), int(k));
+  search.preference = [order](const Choice& c) {
+    const auto it = order->find(c.Key());
+    return it == order->end() ? std::numeric_limits<int>::max() : it->second;
+  };
+}
+
+// --check: fresh samples of the incumbent against the choice where the
+// search saw it slower by more than confirm_above, and of the shipping
+// choice against the untuned default.
+void Confirm(TuningRun& run, const CellSpec& cs, CellOutcome* o) {
+  const TuneConfig& cfg = run.cfg;
+  if (cfg.confirm_reps > 0 && o->chosen.cand.Key() != o->incumbent.cand.Key() &&
+      o->incumbent.median > o->chosen.median * (1.0 + cfg.confirm_above)) {
+    const auto [si, sc] = run.search.Compare(cs.key, cs.cell, o->incumbent.cand, o->chosen.cand, cfg.confirm_reps);
+    o->confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
+  }
+  // --check: is the shipping choice slower than not tuning at all?
+  if (cfg.incumbent && cfg.confirm_reps > 0) {
+    const Choice def = run.be.Default(cs.cell);
+    if (def.Key() != o->incumbent.cand.Key()) {
+      const auto [si, sd] = run.search.Compare(cs.key + "/default", cs.cell, o->incumbent.cand, def, cfg.confirm_reps);
+      o->vs_default = CellOutcome::Confirmation{Median(si) / Median(sd), MannWhitneyLessP(sd, si), cfg.confirm_reps};
+    }
+  }
+}
+
+// One cell: the search against the incumbent within most of `allowance`,
+// then the split refinements, the one-thread choice and --check's
+// confirmations within the rest.
+CellOutcome TuneCell(TuningRun& run, const CellSpec& cs, double allowance, const std::vector<ScreenOrder>& screens,
+                     const Choice* prev_winner) {
+  const TuneConfig& cfg = run.cfg;
+  const Cell& cell = cs.cell;
+  std::vector<Choice> all = run.be.Candidates(cell);
+  if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
+  PreferBackendOrder(run.search, all);
+  const Choice inc = cfg.incumbent ? cfg.incumbent(cell) : run.be.Default(cell);
+  std::vector<Choice> cands = OrderCandidates(std::move(all), screens, cell.octave, inc, prev_winner);
+  const bool one_thread = run.be.CallersCapThreads();
+  const CellBudget budget(cfg, allowance, one_thread, run.cur_start);
+  CellOutcome o = run.search.RunCell(cs.key, cell, std::move(cands), inc, budget.Search());
+  RefineSplit(run.search, run.be, cs.key, budget.Refine(run.search.spent()), &o);
+  if (one_thread) ChooseOneThread(run.search, run.be, cs.key, budget.OneThread(run.search.spent()), &o);
+  Confirm(run, cs, &o);
+  return o;
+}
+
+// The progress line of a tuned cell.
+std::string CellLine(const TuneConfig& cfg, const CellSpec& cs, const CellOutcome& o) {
+  return cs.key + " n=" + SizeLabel(cs.cell.n) + ": " + Short(o.chosen.cand) + "  " + Fmt("%.4g", o.chosen.median) +
+         " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) + " vs " +
+         cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) +
+         (o.one_thread ? "; one thread: " + o.one_thread->cand.variant : "") + "  [" + o.decision + "; " +
+         std::to_string(o.candidates_searched) + "/" + std::to_string(o.candidates_total) + " candidates, " +
+         Fmt("%.1f", o.cost_sec) + " s" + (o.budget_cut ? ", budget cut" : "") + "]";
+}
+
+// A group's cells after its screens, each within its allowance: a share
+// (by weight) of what is left of the budget less the later groups' screens.
+void TuneGroupCells(TuningRun& run, const std::vector<const CellSpec*>& gcells, size_t gi, size_t* ci,
+                    const std::vector<ScreenOrder>& screens, TuneResult* res) {
+  std::map<std::string, Choice> prev_winner;  // per layout: the last octave's choice
+  for (const CellSpec* cs : gcells) {
+    ++*ci;
+    const double allowance = run.budget->CellAllowance(*cs, *ci - 1, gi, run.search.spent());
+    run.StartPiece(run.budget->CellPlan(*cs), allowance, cs->key);
+    try {
+      const auto pw = prev_winner.find(cs->cell.layout);
+      CellOutcome o = TuneCell(run, *cs, allowance, screens, pw == prev_winner.end() ? nullptr : &pw->second);
+      res->budget_cut_cells += o.budget_cut;
+      run.progress.Line(CellLine(run.cfg, *cs, o));
+      prev_winner[cs->cell.layout] = o.chosen.cand;
+      res->table.entries.push_back(ToEntry(o, run.be.CallersCapThreads()));
+      res->cells.push_back(std::move(o));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const LogMismatch&) {  // the run's log, not this cell, is at fault
+      throw;
+    } catch (const std::exception& e) {
+      res->notes.push_back(cs->key + ": skipped: " + e.what());
+      run.progress.Line(cs->key + ": skipped: " + e.what());
+    }
+    run.done_plan += run.cur_plan;
+  }
+}
+
+// The table's backend, machine and provenance once every cell is tuned.
+void FinishTable(const TuningRun& run, TuneResult* res) {
+  Backend& be = run.be;
+  const TuneConfig& cfg = run.cfg;
+  res->spent_sec = run.search.spent();
+  res->measured = run.search.measured();
+  res->replayed = run.search.replayed();
+  res->table.machine_id = be.MachineId();
+  res->table.backend = be.Name();
+  std::vector<double> regrets;
+  for (const auto& o : res->cells) regrets.push_back(Regret(o));
+  const double regret_geomean = regrets.empty() ? 1.0 : GeoMean(regrets);
+  json prov = be.Provenance();
+  prov["tool_version"] = kToolVersion;
+  prov["backend"] = be.Name();
+  prov["budget_sec"] = cfg.budget_sec;
+  prov["quick"] = cfg.quick;
+  prov["tuning"] = {{"cells", run.cells.size()},
+                    {"entries", res->table.entries.size()},
+                    {"measurements", res->measured + res->replayed},
+                    {"measurement_sec", std::round(res->spent_sec * 10) / 10},
+                    {"budget_cut_cells", res->budget_cut_cells},
+                    {"regret_geomean", std::round(regret_geomean * 1e4) / 1e4},
+                    {"crossovers", res->crossovers.size()},
+                    {"seed", cfg.search.seed},
+                    {"notes", res->notes}};
+  // Which operand placements the final rounds spread their samples over (a
+  // deterministic backend has no final round).
+  if (!run.det) prov["tuning"]["placements"] = PlacementList(cfg.search.final_placements);
+  res->table.provenance = prov;
+}
+
+}  // namespace
+
 TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Progress& progress,
                      const std::atomic<bool>* stop) {
   TuneResult res;
@@ -358,230 +611,35 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   std::vector<std::string> groups;
   for (const auto& c : cells)
     if (groups.empty() || groups.back() != c.group) groups.push_back(c.group);
-  const bool det = be.Deterministic();
-  const double B = cfg.budget_sec * (1.0 - cfg.overhead_share);
-  const double screen_per_group = det || groups.empty() ? 0.0 : B * cfg.screen_share / double(groups.size());
-  double total_weight = 0;
-  for (const auto& c : cells) total_weight += c.weight;
-  // Static plan: each screen and cell's share of B. It drives the progress
-  // display, and the plan so far less the logged cost is the surplus a
-  // screen may draw on (below).
-  const double cell_pool = B - screen_per_group * double(groups.size());
-
   Search search(be, log, cfg.search, stop);
-  double done_plan = 0, cur_plan = 0, cur_allow = 1, cur_start = 0;
-  std::string cur_what;
+  TuningRun run(be, cfg, progress, search, cells);
+  run.groups = groups.size();
+  run.det = be.Deterministic();
+  const RunBudget budget(cfg, cells, groups.size(), run.det);
+  run.budget = &budget;
   search.on_sample = [&] {
-    const double f = std::min(1.0, (search.spent() - cur_start) / std::max(cur_allow, 1e-9));
-    progress.Update(done_plan + f * cur_plan, cur_what);
+    const double f = std::min(1.0, (search.spent() - run.cur_start) / std::max(run.cur_allow, 1e-9));
+    progress.Update(run.done_plan + f * run.cur_plan, run.cur_what);
   };
   progress.Begin("actgrad-tune: backend " + be.Name() + ", " + std::to_string(cells.size()) + " cells in " +
                      std::to_string(groups.size()) + " groups, budget " + FormatDuration(cfg.budget_sec) +
                      (cfg.quick ? " (quick)" : "") + (log.loaded() ? ", resuming: " + std::to_string(log.loaded()) +
                                                                           " logged measurements" : ""),
-                 B);
-
+                 budget.measurement());
   size_t ci = 0;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const size_t group_first_cell = res.cells.size();
     std::vector<const CellSpec*> gcells;
     for (const auto& c : cells)
       if (c.group == groups[gi]) gcells.push_back(&c);
-    const Cell& g0 = gcells.front()->cell;
-
-    // --- screening: one candidate per variant at a mid and a large size ---
-    struct ScreenOrder {
-      int octave;
-      std::vector<std::string> variants;  // best first
-      int top;                            // how many survive
-    };
-    std::vector<ScreenOrder> screens;
-    if (!det) {
-      std::vector<int> sb;
-      for (int s : cfg.screen_octaves) {
-        int best = cfg.octaves.front();
-        for (int k : cfg.octaves)
-          if (std::abs(k - s) < std::abs(best - s)) best = k;
-        if (std::find(sb.begin(), sb.end(), best) == sb.end()) sb.push_back(best);
-      }
-      for (int k : sb) {
-        Cell b{g0.op, g0.dtype, "contig", k, RepresentativeN(k, cfg.max_n), g0.mode};
-        std::vector<Choice> firsts;
-        std::set<std::string> seen;
-        for (auto& c : be.Candidates(b))
-          if (seen.insert(c.variant).second) firsts.push_back(c);
-        std::vector<std::string> order;
-        if (int(firsts.size()) > cfg.screen_keep) {
-          cur_plan = screen_per_group / double(sb.size());
-          // The screen's share of the plan, plus half of what the run has
-          // left unused so far (cells that took less than their allowance;
-          // logged costs, so a resumed run gives the same). A fixed share
-          // cut the screens of GELU (85-194 variants) to a sample of some
-          // and none of others in runs that used a quarter of their budget
-          // (--sizes 23-24 --budget 7m: GELU f32 strided then took a
-          // choice 1.35-1.73x slower than a 25-minute run's).
-          cur_allow = cur_plan + 0.5 * std::max(0.0, done_plan - search.spent());
-          cur_start = search.spent();
-          cur_what = "screen " + GroupKey(b) + " o" + std::to_string(k);
-          const CellOutcome o =
-              search.RunScreen("screen/" + GroupKey(b) + "/o" + std::to_string(k), b, firsts, cfg.screen_keep, cur_allow);
-          done_plan += cur_plan;
-          for (const Choice& c : o.ranking) order.push_back(c.variant);
-          for (const auto& c : firsts)  // cut by the budget: after the ranked ones
-            if (std::find(order.begin(), order.end(), c.variant) == order.end()) order.push_back(c.variant);
-          // The screen runs one thread: thread counts are the cells' business.
-          const int top = KeepWithTraits(
-              order, cfg.screen_keep,
-              [&](const std::string& variant) {
-                Choice c;
-                c.variant = variant;
-                std::vector<std::string> t = be.Traits(c);
-                std::erase_if(t, [](const std::string& s) { return s.rfind("threads=", 0) == 0; });
-                return t;
-              },
-              [](const std::string&) { return true; });
-          std::string names;
-          for (int i = 0; i < top; ++i) names += (i ? ", " : "") + order[size_t(i)];
-          progress.Line("screen " + GroupKey(b) + " o" + std::to_string(k) + ": " + std::to_string(firsts.size()) +
-                        " variants -> " + names + (o.budget_cut ? " (budget cut)" : ""));
-          screens.push_back({k, order, top});
-        } else {
-          for (const auto& c : firsts) order.push_back(c.variant);
-          screens.push_back({k, order, int(order.size())});
-        }
-      }
-    }
-    // rank of a variant for octave k: its place in the nearest screen's top,
-    // else after them by the other screens; unranked variants are dropped.
-    auto rank_for = [&](int k, const std::string& variant) -> int {
-      if (screens.empty()) return 0;
-      std::vector<size_t> idx(screens.size());
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-        return std::abs(screens[a].octave - k) < std::abs(screens[b].octave - k);
-      });
-      int base = 0;
-      for (size_t i : idx) {
-        const auto& order = screens[i].variants;
-        const int top = screens[i].top;
-        for (int r = 0; r < top; ++r)
-          if (order[size_t(r)] == variant) return base + r;
-        base += top;
-      }
-      return -1;
-    };
-
-    // --- the cells of the group ---
-    std::map<std::string, Choice> prev_winner;  // per layout: the last octave's choice
-    for (const CellSpec* cs : gcells) {
-      ++ci;
-      const Cell& b = cs->cell;
-      double later_weight = 0;
-      for (size_t j = ci - 1; j < cells.size(); ++j) later_weight += cells[j].weight;
-      const double reserve = screen_per_group * double(groups.size() - gi - 1);
-      const double allowance = std::max(0.0, B - search.spent() - reserve) * cs->weight / later_weight;
-      cur_plan = cell_pool * cs->weight / total_weight;
-      cur_allow = allowance;
-      cur_start = search.spent();
-      cur_what = cs->key;
-      try {
-        std::vector<Choice> all = be.Candidates(b);
-        if (all.empty()) throw std::runtime_error("the backend offers no candidates for this cell");
-        // Ties in the final round go to the backend's simpler candidate.
-        auto order = std::make_shared<std::map<std::string, int>>();
-        for (size_t k = 0; k < all.size(); ++k) order->emplace(all[k].Key(), int(k));
-        search.preference = [order](const Choice& c) {
-          const auto it = order->find(c.Key());
-          return it == order->end() ? std::numeric_limits<int>::max() : it->second;
-        };
-        const Choice inc = cfg.incumbent ? cfg.incumbent(b) : be.Default(b);
-        // Order (what survives when the budget cuts candidates): the screen's
-        // variant rank, and within it the split (threads) that
-        // won the previous size first, then the backend's order of configurations.
-        std::map<std::string, int> config_index;  // per variant, in backend order
-        const auto pw = prev_winner.find(b.layout);
-        std::vector<std::pair<int, Choice>> ranked;
-        for (auto& c : all) {
-          int r = rank_for(b.octave, c.variant);
-          if (r < 0 && c.variant == inc.variant) r = 1 << 20;  // the default's other configurations
-          const int ci = config_index[c.variant]++;
-          const bool same_config = pw != prev_winner.end() && pw->second.split == c.split;
-          if (r >= 0) ranked.push_back({r + 2 * (same_config ? 0 : 1 + ci), std::move(c)});
-        }
-        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
-        std::vector<Choice> cands;
-        for (auto& [r, c] : ranked) cands.push_back(std::move(c));
-        const bool one_thread = be.CallersCapThreads();
-        const double stages = cfg.refine_share + (one_thread ? cfg.one_thread_share : 0.0);
-        CellOutcome o = search.RunCell(cs->key, b, std::move(cands), inc, allowance * (1.0 - stages));
-        RefineSplit(search, be, cs->key,
-                    allowance * (1.0 - (one_thread ? cfg.one_thread_share : 0.0)) - (search.spent() - cur_start), &o);
-        if (one_thread) ChooseOneThread(search, be, cs->key, allowance - (search.spent() - cur_start), &o);
-        if (cfg.confirm_reps > 0 && o.chosen.cand.Key() != o.incumbent.cand.Key() &&
-            o.incumbent.median > o.chosen.median * (1.0 + cfg.confirm_above)) {
-          const auto [si, sc] = search.Compare(cs->key, b, o.incumbent.cand, o.chosen.cand, cfg.confirm_reps);
-          o.confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
-        }
-        // --check: is the shipping choice slower than not tuning at all?
-        if (cfg.incumbent && cfg.confirm_reps > 0) {
-          const Choice def = be.Default(b);
-          if (def.Key() != o.incumbent.cand.Key()) {
-            const auto [si, sd] = search.Compare(cs->key + "/default", b, o.incumbent.cand, def, cfg.confirm_reps);
-            o.vs_default = CellOutcome::Confirmation{Median(si) / Median(sd), MannWhitneyLessP(sd, si), cfg.confirm_reps};
-          }
-        }
-        res.budget_cut_cells += o.budget_cut;
-        progress.Line(cs->key + " n=" + SizeLabel(b.n) + ": " + Short(o.chosen.cand) + "  " +
-                      Fmt("%.4g", o.chosen.median) + " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) +
-                      " vs " + cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) +
-                      (o.one_thread ? "; one thread: " + o.one_thread->cand.variant : "") + "  [" + o.decision + "; " +
-                      std::to_string(o.candidates_searched) + "/" +
-                      std::to_string(o.candidates_total) + " candidates, " + Fmt("%.1f", o.cost_sec) + " s" +
-                      (o.budget_cut ? ", budget cut" : "") + "]");
-        prev_winner[b.layout] = o.chosen.cand;
-        res.table.entries.push_back(ToEntry(o, be.CallersCapThreads()));
-        res.cells.push_back(std::move(o));
-      } catch (const Interrupted&) {
-        throw;
-      } catch (const LogMismatch&) {  // the run's log, not this cell, is at fault
-        throw;
-      } catch (const std::exception& e) {
-        res.notes.push_back(cs->key + ": skipped: " + e.what());
-        progress.Line(cs->key + ": skipped: " + e.what());
-      }
-      done_plan += cur_plan;
-    }
-    // --- per series (layout) of the group: crossovers, thread rules ---
-    // (Not for --check: its cells judge the shipping table, they make none.)
-    if (be.CallersCapThreads() && !cfg.incumbent) FitGroupSeries(search, be, cfg, groups[gi], &res, group_first_cell, progress);
+    const std::vector<ScreenOrder> screens = RunScreens(run, gcells.front()->cell);
+    TuneGroupCells(run, gcells, gi, &ci, screens, &res);
+    // Per series (layout) of the group: crossovers, thread rules. Not for
+    // --check: its cells judge the shipping table, they make none.
+    if (be.CallersCapThreads() && !cfg.incumbent)
+      FitGroupSeries(search, be, cfg, groups[gi], &res, group_first_cell, progress);
   }
-
-  res.spent_sec = search.spent();
-  res.measured = search.measured();
-  res.replayed = search.replayed();
-  res.table.machine_id = be.MachineId();
-  res.table.backend = be.Name();
-  std::vector<double> regrets;
-  for (const auto& o : res.cells) regrets.push_back(Regret(o));
-  const double regret_geomean = regrets.empty() ? 1.0 : GeoMean(regrets);
-  json prov = be.Provenance();
-  prov["tool_version"] = kToolVersion;
-  prov["backend"] = be.Name();
-  prov["budget_sec"] = cfg.budget_sec;
-  prov["quick"] = cfg.quick;
-  prov["tuning"] = {{"cells", cells.size()},
-                    {"entries", res.table.entries.size()},
-                    {"measurements", res.measured + res.replayed},
-                    {"measurement_sec", std::round(res.spent_sec * 10) / 10},
-                    {"budget_cut_cells", res.budget_cut_cells},
-                    {"regret_geomean", std::round(regret_geomean * 1e4) / 1e4},
-                    {"crossovers", res.crossovers.size()},
-                    {"seed", cfg.search.seed},
-                    {"notes", res.notes}};
-  // Which operand placements the final rounds spread their samples over (a
-  // deterministic backend has no final round).
-  if (!det) prov["tuning"]["placements"] = PlacementList(cfg.search.final_placements);
-  res.table.provenance = prov;
+  FinishTable(run, &res);
   progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
                " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
                FormatDuration(res.spent_sec) + " of measurement" +
@@ -667,11 +725,11 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
       continue;
     }
     // Significant either way (one-sided U tests), or neither.
-    const std::string mark = r.same               ? " (default)"
-                             : r.p_value < 0.05   ? ""
-                             : r.p_slower < 0.05  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
-                                                  : " (n.s.)";
-    if (!r.same && r.p_slower < 0.05) ++slower;
+    const std::string mark = r.same                 ? " (default)"
+                             : r.p_value < kAlpha   ? ""
+                             : r.p_slower < kAlpha  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
+                                                    : " (n.s.)";
+    if (!r.same && r.p_slower < kAlpha) ++slower;
     std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %7s %11.4g %11.4g %7.2fx%s\n",
                   CellKey(r.cell).c_str(), SizeLabel(r.cell.n).c_str(), r.entry.variant.c_str(), r.entry.split.threads,
                   SplitField(r.entry.split.chunk).c_str(), SplitField(r.entry.split.stage_tile).c_str(), r.entry_ns,
@@ -724,9 +782,9 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     const bool at_tuned = c.key.find('@') == std::string::npos;
     const double search_ratio = c.incumbent.median / c.chosen.median;  // >= 1: shipping slower
     // The verdict rests on the fresh samples when there are any: slower by
-    // more than the tolerance, and significantly (alpha 0.05).
+    // more than the tolerance, and significantly (kAlpha).
     const double ratio = c.confirmed ? c.confirmed->ratio : search_ratio;
-    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= 0.05);
+    const bool ok = ratio <= 1.0 + tolerance || (c.confirmed && c.confirmed->p >= kAlpha);
     std::string verdict = ok ? "ok" : "SLOWER";
     if (c.confirmed) verdict += Fmt(" (fresh p=%.2g)", c.confirmed->p);
     else if (c.challenger_won) verdict += Fmt(" (p=%.2g)", c.p_value);
@@ -762,8 +820,8 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   o << "overall: " << all_ok << " of " << all << " cells within " << Fmt("%.0f", tolerance * 100) << " %\n";
   // Regret: the shipping choice over the best finalist of the same
   // interleaved final round (tuned sizes and between them), and the cells
-  // where not tuning at all would be faster, significantly (U test p < 0.05)
-  // and by more than 2 %.
+  // where not tuning at all would be faster, significantly (U test p <
+  // kAlpha) and by more than kMinGain.
   std::vector<double> regret, regret_tuned, regret_between;
   int vs_default = 0, slower_than_default = 0;
   std::string slower_cells;
@@ -772,7 +830,7 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
     (c.key.find('@') == std::string::npos ? regret_tuned : regret_between).push_back(ShippingRegret(c));
     if (!c.vs_default) continue;
     ++vs_default;
-    if (c.vs_default->p < 0.05 && c.vs_default->ratio > 1.02) {
+    if (c.vs_default->p < kAlpha && c.vs_default->ratio > 1.0 + kMinGain) {
       ++slower_than_default;
       slower_cells += " " + c.key + Fmt(" (%.3fx", c.vs_default->ratio) + Fmt(", p=%.2g)", c.vs_default->p);
     }
@@ -790,7 +848,8 @@ std::string FormatCheck(const TuneResult& res, double tolerance) {
   }
   if (vs_default > 0)
     o << "against the untuned default (fresh interleaved samples, " << vs_default << " cells where they differ): "
-      << slower_than_default << " significantly slower (p < 0.05, > 2 %)" << (slower_cells.empty() ? "" : ":")
+      << slower_than_default << " significantly slower (p < " << Fmt("%.2g", kAlpha) << ", > "
+      << Fmt("%.0f", 100 * kMinGain) << " %)" << (slower_cells.empty() ? "" : ":")
       << slower_cells << "\n";
   return o.str();
 }

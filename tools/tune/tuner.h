@@ -17,13 +17,19 @@
 #include "tools/tune/progress.h"
 #include "tools/tune/search.h"
 #include "tools/tune/series.h"
+#include "tools/tune/thresholds.h"
 
 namespace actgrad::tune {
 
 inline constexpr const char* kToolVersion = "0.1.0";
 
+// The ops a run tunes by default (--ops all).
+inline std::vector<Op> AllTunedOps() {
+  return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+}
+
 struct TuneConfig {
-  std::vector<Op> ops = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
+  std::vector<Op> ops = AllTunedOps();
   std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   std::vector<int> octaves = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26};
   std::vector<std::string> layouts = {"contig", "bcast"};
@@ -53,7 +59,7 @@ struct TuneConfig {
   // than the incumbent, re-measure the two with confirm_reps fresh
   // interleaved samples each (CellOutcome::confirmed). 0 = off.
   int confirm_reps = 0;
-  double confirm_above = 0.05;
+  double confirm_above = kCheckTolerance;
   // --shard K/N (tools/tune/shard.h): PlanCells returns shard K's series
   // only (1-based; shard_count 0 = the whole run).
   int shard_index = 0, shard_count = 0;
@@ -70,8 +76,8 @@ struct CellSpec {
   double weight = 1;
 };
 
-std::string CellKey(const Cell& b);
-std::string GroupKey(const Cell& b);
+std::string CellKey(const Cell& cell);
+std::string GroupKey(const Cell& cell);
 // The cells of a run, grouped by (op, dtype, GELU mode), layouts and sizes
 // ascending. bcast only for ops that broadcast, dtypes per op (FactsOf).
 std::vector<CellSpec> PlanCells(const TuneConfig& cfg);

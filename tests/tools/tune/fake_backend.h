@@ -23,7 +23,10 @@ class FakeBackend : public Backend {
  public:
   bool deterministic = false;
   double noise = 0.005;     // +- relative
-  double sleep_sec = 0;     // per Measure call
+  double sleep_sec = 0;     // per Measure call (on `clock` when set, else sleeping)
+  // A fake clock for the search (UseFakeClock): a Measure call moves it by
+  // sleep_sec, so the budget binds the same on a loaded or idle machine.
+  double* clock = nullptr;
   long crash_after = -1;    // throw SimulatedCrash on call k (0-based), before measuring
   bool kill_instead = false;  // raise SIGKILL instead of throwing
   int variants = 8;
@@ -38,11 +41,11 @@ class FakeBackend : public Backend {
   // A factor on sample k (0-based, per cell and candidate) of a candidate; unset: 1.
   std::function<double(const Choice&, int k)> sample_factor;
 
-  static std::string CellId(const Cell& b) {
-    return std::to_string(int(b.op)) + "/" + std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "@" +
-           std::to_string(b.n);
+  static std::string CellId(const Cell& cell) {
+    return std::to_string(int(cell.op)) + "/" + std::to_string(cell.octave) + cell.layout + std::to_string(int(cell.mode)) + "@" +
+           std::to_string(cell.n);
   }
-  void Prepare(const Cell& b) override { prepared.insert(CellId(b)); }
+  void Prepare(const Cell& cell) override { prepared.insert(CellId(cell)); }
   void SetPlacement(int k) override { placement = k; }
 
   std::string Name() const override { return "fake"; }
@@ -58,9 +61,9 @@ class FakeBackend : public Backend {
   }
   // Chunks 4096 and 65536 of a threaded winner from 64K elements; stage tile
   // 8192 of an even-numbered ("staged") variant.
-  std::vector<Choice> SplitRefinements(const Cell& b, const Choice& best) override {
+  std::vector<Choice> SplitRefinements(const Cell& cell, const Choice& best) override {
     std::vector<Choice> out;
-    if (best.split.threads > 1 && b.n >= 65536)
+    if (best.split.threads > 1 && cell.n >= 65536)
       for (int64_t chunk : {4096, 65536})
         out.push_back(Choice{best.variant, Split{best.split.threads, chunk, best.split.stage_tile}});
     if (std::stoi(best.variant.substr(1)) % 2 == 0)
@@ -75,24 +78,25 @@ class FakeBackend : public Backend {
   // The noiseless time of a candidate: which variant is best depends on the
   // cell; threads pay off for large n only; chunk 4096 costs 3 %, chunk
   // 65536 saves 8 % from octave 20 on (3 % below); stage tile 8192 saves 6 %.
-  static double TrueTime(const Cell& b, const Choice& c) {
+  static double TrueTime(const Cell& cell, const Choice& c) {
     const int vi = std::stoi(c.variant.substr(1));
-    double t = double(b.n) * (1.0 + 0.06 * double((vi + b.octave) % 8));
-    if (b.layout == "bcast") t *= 1.2;
+    double t = double(cell.n) * (1.0 + 0.06 * double((vi + cell.octave) % 8));
+    if (cell.layout == "bcast") t *= 1.2;
     if (c.split.threads > 1) t = t / c.split.threads * 1.15 + 20000.0;
     if (c.split.chunk == 4096) t *= 1.03;
-    if (c.split.chunk == 65536) t *= b.octave >= 20 ? 0.92 : 1.03;
+    if (c.split.chunk == 65536) t *= cell.octave >= 20 ? 0.92 : 1.03;
     if (c.split.stage_tile == 8192) t *= 0.94;
     return t;
   }
-  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double) override {
+  std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double) override {
     if (crash_after >= 0 && calls == crash_after) {
       if (kill_instead) std::raise(SIGKILL);
       throw SimulatedCrash{};
     }
-    if (!prepared.count(CellId(b))) ++unprepared_measures;
-    if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
-    const std::string key = std::to_string(b.octave) + b.layout + std::to_string(int(b.mode)) + "|" + c.Key();
+    if (!prepared.count(CellId(cell))) ++unprepared_measures;
+    if (clock) *clock += sleep_sec;
+    else if (sleep_sec > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_sec));
+    const std::string key = std::to_string(cell.octave) + cell.layout + std::to_string(int(cell.mode)) + "|" + c.Key();
     const double factor = placement_factor ? placement_factor(c, placement) : 1.0;
     measured_at.push_back(placement);
     std::vector<double> out;
@@ -103,10 +107,20 @@ class FakeBackend : public Backend {
         const uint64_t h = HashKey(uint64_t(k), key);
         u = (double(h % 2001) / 1000.0 - 1.0) * noise;
       }
-      out.push_back(TrueTime(b, c) * factor * (1.0 + u) * (sample_factor ? sample_factor(c, k) : 1.0));
+      out.push_back(TrueTime(cell, c) * factor * (1.0 + u) * (sample_factor ? sample_factor(c, k) : 1.0));
     }
     ++calls;
     return out;
+  }
+};
+
+// The search reads `now` (SearchOptions::clock) and the fake backend moves
+// it: time in a test is what the fake's samples cost, never the wall clock.
+struct FakeClock {
+  double now = 0;
+  void Use(FakeBackend& be, SearchOptions* opts) {
+    be.clock = &now;
+    opts->clock = [this] { return now; };
   }
 };
 

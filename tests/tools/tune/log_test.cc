@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tiling/choice.h"
 #include "tools/tune/log.h"
 #include "tests/tools/tune/temp_files.h"
 
@@ -276,6 +277,25 @@ TEST(Log, LogThatIsNotARegularFileIsRefused) {
   fs::create_directories(dir);
   EXPECT_FALSE(log.Open(dir, {{"x", 8}}, false, &err));
   EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+}
+
+// The log's candidate keys read back into the Choice that wrote them (the one
+// parser: ParseChoiceKey, also the Atlas model's), and nothing else reads.
+TEST(LogKeys, ChoiceKeysRoundTrip) {
+  Choice plain{"selu_bwd.f32.none.exact.u4.avx3", Split{2, 65536, 0}};
+  Choice tiled{"gelu_bwd.bf16.tanh.u2.avx2.nt", Split{1, 0, 8192}};
+  tiled.split.tile_rows = 1024;
+  tiled.split.tile_cols = 64;
+  tiled.split.transpose_result = true;
+  for (const Choice& c : {plain, tiled}) {
+    Choice back;
+    ASSERT_TRUE(ParseChoiceKey(c.Key(), &back)) << c.Key();
+    EXPECT_EQ(back, c) << c.Key();
+  }
+  Choice out;
+  for (const char* bad : {"", "v", "v|t1|c0", "v|t1|c0|s", "v|tx|c0|s0", "v|t1|c0|s0|zz", "|t1|c0|s0",
+                          "v|t1|c0|s0|tr|tr", "v|t1|c0|s0|r8", "v|t1 |c0|s0"})
+    EXPECT_FALSE(ParseChoiceKey(bad, &out)) << bad;
 }
 
 }  // namespace

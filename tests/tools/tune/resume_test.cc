@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::FakeBackend;
+using testing::FakeClock;
 using testing::SimulatedCrash;
 
 using testing::TempPath;
@@ -273,16 +274,22 @@ TEST(Tuning, PlanCellsFollowsTheSpec) {
   for (const auto& cell : PlanCells(c)) EXPECT_EQ(int(cell.cell.op), int(Op::kSeluBwd));
 }
 
+// Every sample costs 1 ms of a fake clock: the run fits 0.5 s (within the
+// minimal search's overrun), whatever else runs on the machine.
 TEST(Tuning, BudgetIsRespectedRoughly) {
   FakeBackend be;
   be.sleep_sec = 0.001;
   TuneConfig cfg = SmallConfig();
   cfg.budget_sec = 0.5;
+  FakeClock clock;
+  clock.Use(be, &cfg.search);
   MeasurementLog log;
   log.OpenInMemory({});
   auto progress = Progress::Silent();
   const TuneResult r = RunTuning(be, log, cfg, *progress);
   EXPECT_EQ(r.table.entries.size(), 15u);
+  EXPECT_DOUBLE_EQ(r.spent_sec, clock.now);  // the budget's clock is the search's
+  EXPECT_NEAR(r.spent_sec, 0.001 * double(be.calls), 1e-9);
   EXPECT_LT(r.spent_sec, cfg.budget_sec * 1.5);
   EXPECT_EQ(be.unprepared_measures, 0);  // every cell's data was set up before (outside) its samples
   EXPECT_EQ(be.prepared.size(), 15u);  // (the screens run at cells' sizes)
@@ -301,7 +308,7 @@ class LinesProgress : public Progress {
 
 // A screen gets its share of the plan plus half of what the cells before it
 // left unused: the first group's screen is cut (its share, 0.18 s, is short
-// of the 96 samples of about 2 ms that halving 24 variants down to 3 takes),
+// of the 96 samples of 2 ms that halving 24 variants down to 3 takes),
 // the later groups' are not, since the cells (three screened variants each,
 // about 0.3 s) take far less than their allowance (1.6 s).
 TEST(Tuning, ScreensTakeWhatTheCellsLeft) {
@@ -314,6 +321,8 @@ TEST(Tuning, ScreensTakeWhatTheCellsLeft) {
   cfg.octaves = {16};
   cfg.screen_keep = 3;
   cfg.budget_sec = 6;
+  FakeClock clock;  // 2 ms a sample, exactly
+  clock.Use(be, &cfg.search);
   MeasurementLog log;
   log.OpenInMemory({});
   LinesProgress progress;

@@ -13,6 +13,7 @@ namespace actgrad::tune {
 namespace {
 
 using testing::FakeBackend;
+using testing::FakeClock;
 
 TEST(Stats, MedianQuantileSpread) {
   EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2.0);
@@ -224,9 +225,9 @@ TEST(Search, KeepsTheIncumbentWhenTheGainIsBelowTheMargin) {
       c.variant = "v1";
       return {a, c};
     }
-    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-      auto v = FakeBackend::Measure(b, c, reps, m);
-      for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 99.0 : 100.0);
+    std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(cell, c, reps, m);
+      for (double& x : v) x = x / TrueTime(cell, c) * (c.variant == "v1" ? 99.0 : 100.0);
       return v;
     }
   } be;
@@ -247,9 +248,9 @@ TEST(Search, KeepsTheIncumbentUnderPureNoise) {
   // All candidates equal up to +-3 % noise: the incumbent stays.
   class Flat : public FakeBackend {
    public:
-    std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-      auto v = FakeBackend::Measure(b, c, reps, m);
-      for (double& x : v) x = x / TrueTime(b, c) * 1000.0;
+    std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+      auto v = FakeBackend::Measure(cell, c, reps, m);
+      for (double& x : v) x = x / TrueTime(cell, c) * 1000.0;
       return v;
     }
   } be;
@@ -280,19 +281,26 @@ TEST(Search, DeterministicBackendTakesOneSampleEach) {
   EXPECT_EQ(size_t(be.calls), cands.size());  // the incumbent is among the candidates
 }
 
+// 2 ms a sample on a fake clock: 0.15 s holds 75 samples, fewer than the
+// full search of 16 candidates takes, so candidates are cut and the search
+// stays within its budget.
 TEST(Search, FitsTheBudgetByCuttingCandidates) {
   FakeBackend be;
   be.sleep_sec = 0.002;
+  SearchOptions opts;
+  FakeClock clock;
+  clock.Use(be, &opts);
   MeasurementLog log;
   log.OpenInMemory({});
-  Search s(be, log, SearchOptions{});
+  Search s(be, log, opts);
   const Cell b = B(10);
   const auto cands = be.Candidates(b);
   const CellOutcome o = s.RunCell("c", b, cands, be.Default(b), 0.15);
   EXPECT_TRUE(o.budget_cut);
   EXPECT_LT(o.candidates_searched, o.candidates_total);
   EXPECT_GE(o.candidates_searched, 2);
-  EXPECT_LT(o.cost_sec, 0.15 * 2.0);
+  EXPECT_NEAR(o.cost_sec, 0.002 * double(be.calls), 1e-9);  // every sample, at its fake cost
+  EXPECT_LE(o.cost_sec, 0.15);
 }
 
 TEST(Search, ScreenRanksAndKeeps) {
@@ -383,9 +391,9 @@ class SecondLook : public FakeBackend {
     };
   }
   std::vector<Choice> Candidates(const Cell&) override { return {Choice{"v0", {}}, Choice{"v1", {}}}; }
-  std::vector<double> Measure(const Cell& b, const Choice& c, int reps, double m) override {
-    auto v = FakeBackend::Measure(b, c, reps, m);
-    for (double& x : v) x = x / TrueTime(b, c) * (c.variant == "v1" ? 90.0 : 100.0);
+  std::vector<double> Measure(const Cell& cell, const Choice& c, int reps, double m) override {
+    auto v = FakeBackend::Measure(cell, c, reps, m);
+    for (double& x : v) x = x / TrueTime(cell, c) * (c.variant == "v1" ? 90.0 : 100.0);
     return v;
   }
 };

@@ -14,6 +14,7 @@
 
 #include "variants/factor_tables.h"
 #include "variants/registry.h"
+#include "variants/targets.h"
 
 namespace actgrad {
 
@@ -73,15 +74,9 @@ const Variant* RunnableSibling(const Variant& v, int unroll, bool nt_stores) {
 const std::vector<Variant>& Variants() { return TheList().all; }
 
 int TargetRank(std::string_view target) {
-  // Arm as Highway's dispatch prefers them: the fixed-width SVE targets
-  // (sve2_128: 128-bit SVE2 as on Neoverse N2; sve_256: 256-bit SVE as on V1)
-  // before the scalable ones.
-  static constexpr std::string_view kOrder[] = {
-      "avx512fp16", "avx512bf16", "avx512", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3",   "avx2",
-      "sse4",       "sve2_128",   "sve_256", "sve2",    "sve",       "neon",    "emu128", "scalar"};
-  for (int i = 0; i < int(std::size(kOrder)); ++i)
-    if (target == kOrder[i]) return i;
-  return int(std::size(kOrder));
+  int i = 0;
+  while (i < int(std::size(kTargets)) && kTargets[i].name != target) ++i;
+  return i;
 }
 
 int VariantIndex(std::string_view name) {

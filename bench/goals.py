@@ -77,10 +77,9 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from reports.names import strip_placement  # noqa: E402  (standard library only, like this script)
+from reports.vocabulary import DTYPES, FLOAT_DTYPES, OPS  # noqa: E402  (the C++ lists: reports/vocabulary.json)
 
 NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
-OPS = ["selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad"]
-FLOAT_DTYPES = ["f32", "f16", "bf16"]
 LAYOUTS = ["contig", "strided", "bcast", "transposed"]  # tools/inputs/views.h
 N16M = 16 * 1024 * 1024
 N64K = 64 * 1024
@@ -450,8 +449,7 @@ def size_label(n):
 
 
 def dtype_rank(dt):
-    order = FLOAT_DTYPES + ["i32", "i8"]
-    return order.index(dt) if dt in order else len(order)
+    return DTYPES.index(dt) if dt in DTYPES else len(DTYPES)
 
 
 def figures_rows(F):

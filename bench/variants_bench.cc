@@ -4,9 +4,12 @@
 //   roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T/place:K
 //   peer/<peer>.<op>.<dtype>/n:N/thr:T/place:K
 // (K: the operand placement, tools/inputs/placement.h)
-// Own flags (before Google Benchmark's): see bench/common/bench_common.h.
+// Own flags (before Google Benchmark's): see bench/common/bench_common.h;
+// --actgrad_variant_table prints the variant list instead (VariantTable).
 #include <omp.h>
 
+#include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -60,9 +63,27 @@ std::string VariantTargets() {
   return s;
 }
 
+// One JSON object a line per variant of the list, in its order, with every
+// field but the kernel: what scripts/bench selects the variant sweep by (the
+// fields, not the names), and a before/after view of the list.
+void PrintVariantTable() {
+  for (const actgrad::Variant& v : actgrad::Variants()) {
+    std::printf(
+        "{\"name\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"upcast\": \"%s\", \"approx\": \"%s\", "
+        "\"unroll\": %d, \"target\": \"%s\", \"nt_stores\": %s, \"gelu_mode\": \"%s\", "
+        "\"claimed_max_err\": %.17g, \"factor_table\": %s, \"supported\": %s}\n",
+        v.name.c_str(), std::string(actgrad::OpName(v.op)).c_str(), std::string(actgrad::DTypeName(v.dtype)).c_str(),
+        v.upcast.c_str(), v.approx.c_str(), v.unroll, v.target.c_str(), v.nt_stores ? "true" : "false",
+        v.gelu_mode == actgrad::GeluApprox::kTanh ? "tanh" : "none", v.claimed_max_err,
+        v.factor_table ? "true" : "false", v.supported ? "true" : "false");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--actgrad_variant_table") == 0) return PrintVariantTable(), 0;
   ab::ParseOwnFlags(&argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

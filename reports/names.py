@@ -19,8 +19,8 @@ import re
 
 from dataclasses import dataclass, field
 
-OPS = ("selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad")
-DTYPES = ("f32", "f16", "bf16", "i32", "i8")
+from .vocabulary import DTYPES, OPS
+
 KINDS = ("variant", "api", "peer", "roof", "atlas")
 _PLACE = re.compile(r"^place:(\d{1,9})$")     # at most 9 digits: fits every integer column
 

@@ -13,8 +13,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from .names import DTYPES, OPS, human_size  # noqa: E402
+from .names import human_size  # noqa: E402
 from .stats import geomean  # noqa: E402
+from .vocabulary import DTYPES, OPS  # noqa: E402
 
 matplotlib.rcParams.update({
     "font.size": 10, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,

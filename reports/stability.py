@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from . import atomic, gbench
 from .errors import InputError
 from .stats import TWO_STATE_MIN_VALUES, spread, two_states
+from .vocabulary import OPS
 
 DETECTOR_METRIC = "real_time"
 GOAL_CELLS = {("gelu_bwd", "f32", 65536, 1): "G2"} | {
-    (op, dt, 65536, 1): "G3" for op in ("selu_bwd", "hardswish_bwd", "gelu_bwd", "softshrink_bwd", "logit_grad")
-    for dt in ("f16", "bf16")}
+    (op, dt, 65536, 1): "G3" for op in OPS for dt in ("f16", "bf16")}
 
 
 @dataclass

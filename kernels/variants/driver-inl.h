@@ -398,32 +398,14 @@ Variant MakeVariant(const char* approx, double claimed, GeluApprox mode) {
   return v;
 }
 
-// One line per (op policy, approximation): every dtype/upcast/unroll/store
-// combination of the variant space.
+// One family, an op policy with one approximation: a variant per row of
+// highway_shapes.inc on this target.
 template <class Op>
 void AppendFamily(std::vector<Variant>* out, const char* approx, double claimed, GeluApprox mode = GeluApprox::kNone) {
-  using F16 = hwy::float16_t;
-  using BF16 = hwy::bfloat16_t;
-#define ACTGRAD_UNROLLS(T, UP)                                               \
-  out->push_back(MakeVariant<Op, T, UP, 1, false>(approx, claimed, mode)); \
-  out->push_back(MakeVariant<Op, T, UP, 2, false>(approx, claimed, mode)); \
-  out->push_back(MakeVariant<Op, T, UP, 4, false>(approx, claimed, mode)); \
-  out->push_back(MakeVariant<Op, T, UP, 8, false>(approx, claimed, mode));
-#define ACTGRAD_STREAMING(T, UP)                                            \
-  out->push_back(MakeVariant<Op, T, UP, 2, true>(approx, claimed, mode)); \
-  out->push_back(MakeVariant<Op, T, UP, 4, true>(approx, claimed, mode));
-  ACTGRAD_UNROLLS(float, Upcast::kNone)
-  ACTGRAD_UNROLLS(F16, Upcast::kReg)
-  ACTGRAD_UNROLLS(F16, Upcast::kStaged)
-  ACTGRAD_UNROLLS(BF16, Upcast::kReg)
-  ACTGRAD_UNROLLS(BF16, Upcast::kStaged)
-#if HWY_TARGET != HWY_SCALAR
-  ACTGRAD_STREAMING(float, Upcast::kNone)
-  ACTGRAD_STREAMING(F16, Upcast::kReg)
-  ACTGRAD_STREAMING(BF16, Upcast::kReg)
-#endif
-#undef ACTGRAD_UNROLLS
-#undef ACTGRAD_STREAMING
+#define ACTGRAD_HWY_SHAPE(T, UP, UNROLL, NT) \
+  out->push_back(MakeVariant<Op, T, Upcast::UP, UNROLL, NT>(approx, claimed, mode));
+#include "variants/highway_shapes.inc"
+#undef ACTGRAD_HWY_SHAPE
 }
 
 }  // namespace HWY_NAMESPACE

@@ -134,15 +134,18 @@ const std::vector<Variant>& Variants();
 // nullptr when no variant has that name.
 const Variant* FindVariant(std::string_view name);
 // The variant doing v's work with streaming (non-temporal) stores: v itself
-// if it streams, else its own `.nt` twin, or for unrolls without one (u1,
-// u8; the native families' u2 too) the u2 or u4 one; nullptr where none
-// runs on this CPU (staged variants have none). The tuner's transposed candidates and the runtime's
-// whole-line rule (tiling/dispatch.h StreamingOnWholeLines) both use it.
+// if it streams, else the one with v's fields (op, dtype, upcast, approx,
+// gelu_mode, target, unroll) and streaming stores, or for unrolls without one
+// (u1, u8; the native families' u2 too) the u2 or u4 one; nullptr where none
+// runs on this CPU (staged variants have none). The tuner's transposed
+// candidates and the runtime's whole-line rule (tiling/dispatch.h
+// StreamingOnWholeLines) both use it. Found by the fields, never the name.
 const Variant* StreamingTwin(const Variant& v);
 // The other way: the variant doing v's work with plain stores, v itself if
-// it stores plainly, else the same name without `.nt`; nullptr where that
-// does not run on this CPU. For writes into a scratch tile that must stay
-// cached (Split::transpose_result: the tuner's candidates, the transpose probe).
+// it stores plainly, else the one with v's fields and plain stores; nullptr
+// where that does not run on this CPU. For writes into a scratch tile that
+// must stay cached (Split::transpose_result: the tuner's candidates, the
+// transpose probe).
 const Variant* PlainTwin(const Variant& v);
 // Index in Variants(), or -1.
 int VariantIndex(std::string_view name);

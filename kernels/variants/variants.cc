@@ -3,20 +3,39 @@
 #include "variants/thread_pool.h"
 
 #include <algorithm>
+#include <compare>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <unordered_map>
 
 #include "variants/factor_tables.h"
 #include "variants/registry.h"
+#include "variants/targets.h"
 
 namespace actgrad {
 
 namespace {
 
+// Every field that says what a variant computes and how, its name aside:
+// twins differ in the stores (and unroll) only.
+struct Fields {
+  Op op;
+  DType dtype;
+  std::string_view upcast, approx, target;
+  GeluApprox gelu_mode;
+  int unroll;
+  bool nt_stores;
+  auto operator<=>(const Fields&) const = default;
+};
+Fields FieldsOf(const Variant& v, int unroll, bool nt_stores) {
+  return {v.op, v.dtype, v.upcast, v.approx, v.target, v.gelu_mode, unroll, nt_stores};
+}
+
 struct List {
   std::vector<Variant> all;
   std::unordered_map<std::string_view, int> by_name;
+  std::map<Fields, int> by_fields;
 };
 
 const List& TheList() {
@@ -29,10 +48,22 @@ const List& TheList() {
 #ifdef ACTGRAD_HAVE_NATIVE_VARIANTS
     AppendNativeVariants(&l.all);
 #endif
-    for (size_t i = 0; i < l.all.size(); ++i) l.by_name.emplace(l.all[i].name, int(i));
+    for (size_t i = 0; i < l.all.size(); ++i) {
+      const Variant& v = l.all[i];
+      l.by_name.emplace(v.name, int(i));
+      l.by_fields.emplace(FieldsOf(v, v.unroll, v.nt_stores), int(i));
+    }
     return l;
   }();
   return list;
+}
+
+// The variant with v's fields but `unroll` and `nt_stores`, if it runs on this CPU.
+const Variant* RunnableSibling(const Variant& v, int unroll, bool nt_stores) {
+  const List& l = TheList();
+  const auto it = l.by_fields.find(FieldsOf(v, unroll, nt_stores));
+  const Variant* t = it == l.by_fields.end() ? nullptr : &l.all[size_t(it->second)];
+  return t && t->supported ? t : nullptr;
 }
 
 }  // namespace
@@ -40,15 +71,9 @@ const List& TheList() {
 const std::vector<Variant>& Variants() { return TheList().all; }
 
 int TargetRank(std::string_view target) {
-  // Arm as Highway's dispatch prefers them: the fixed-width SVE targets
-  // (sve2_128: 128-bit SVE2 as on Neoverse N2; sve_256: 256-bit SVE as on V1)
-  // before the scalable ones.
-  static constexpr std::string_view kOrder[] = {
-      "avx512fp16", "avx512bf16", "avx512", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3",   "avx2",
-      "sse4",       "sve2_128",   "sve_256", "sve2",    "sve",       "neon",    "emu128", "scalar"};
-  for (int i = 0; i < int(std::size(kOrder)); ++i)
-    if (target == kOrder[i]) return i;
-  return int(std::size(kOrder));
+  int i = 0;
+  while (i < int(std::size(kTargets)) && kTargets[i].name != target) ++i;
+  return i;
 }
 
 int VariantIndex(std::string_view name) {
@@ -64,24 +89,13 @@ const Variant* FindVariant(std::string_view name) {
 
 const Variant* StreamingTwin(const Variant& v) {
   if (v.nt_stores) return &v;
-  const auto runs = [](const Variant* t) { return t && t->supported ? t : nullptr; };
-  if (const Variant* t = runs(FindVariant(v.name + ".nt"))) return t;
-  const std::string own = ".u" + std::to_string(v.unroll) + ".";
-  const size_t at = v.name.find(own);
-  if (at == std::string::npos) return nullptr;
-  for (const char* alt : {".u2.", ".u4."}) {
-    std::string name = v.name;
-    if (const Variant* t = runs(FindVariant(name.replace(at, own.size(), alt) + ".nt"))) return t;
-  }
+  for (int unroll : {v.unroll, 2, 4})
+    if (const Variant* t = RunnableSibling(v, unroll, true)) return t;
   return nullptr;
 }
 
 const Variant* PlainTwin(const Variant& v) {
-  if (!v.nt_stores) return &v;
-  constexpr std::string_view kNt = ".nt";
-  if (!std::string_view(v.name).ends_with(kNt)) return nullptr;
-  const Variant* t = FindVariant(std::string_view(v.name).substr(0, v.name.size() - kNt.size()));
-  return t && t->supported && !t->nt_stores ? t : nullptr;
+  return v.nt_stores ? RunnableSibling(v, v.unroll, false) : &v;
 }
 
 // The untuned default: the accurate reference-grade approximation for each

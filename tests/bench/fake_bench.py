@@ -1,6 +1,7 @@
 # Stand-in for actgrad-bench / actgrad-bench-variants in the scripts/bench
 # tests (the test writes it out with a #! line). It answers
-# --benchmark_list_tests=true with the benchmark names of the real programs'
+# --actgrad_variant_table (actgrad-bench-variants: the fields of its variants)
+# and --benchmark_list_tests=true with the benchmark names of the real programs'
 # scheme for --actgrad_sizes/--actgrad_threads/--actgrad_placements, filtered by --benchmark_filter
 # (a regular expression search, as Google Benchmark does), logs every call to
 # $FAKE_BENCH_LOG, and fails any other call: the tests run nothing.
@@ -31,6 +32,18 @@ for n in opts.get("--actgrad_sizes", "65536").split(","):
                 else:
                     names += [f"variant/{op}.{dt}.reg.exact.u{u}.{tgt}{nt}{tail}" for u in (1, 2, 4)
                               for tgt in ("avx2", "sse4") for nt in ("", ".nt")]
+if "--actgrad_variant_table" in sys.argv[1:] and prog == "actgrad-bench-variants":
+    with open(os.environ["FAKE_BENCH_LOG"], "a") as f:
+        f.write(json.dumps({"prog": prog, "args": sys.argv[1:], "listed": []}) + "\n")
+    for op in OPS:
+        for dt in DTYPES:
+            for u in (1, 2, 4):
+                for tgt in ("avx2", "sse4"):
+                    for nt in (False, True):
+                        name = f"{op}.{dt}.reg.exact.u{u}.{tgt}" + (".nt" if nt else "")
+                        print(json.dumps({"name": name, "op": op, "dtype": dt, "upcast": "reg", "approx": "exact",
+                                          "unroll": u, "target": tgt, "nt_stores": nt, "supported": True}))
+    sys.exit(0)
 listing = opts.get("--benchmark_list_tests") == "true"
 flt = re.compile(opts.get("--benchmark_filter", "."))
 shown = [nm for nm in names if flt.search(nm)] if listing else []

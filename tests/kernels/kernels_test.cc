@@ -518,6 +518,44 @@ TEST(KernelList, NamesAreUniqueAndFieldsConsistent) {
   EXPECT_EQ(FindVariant("no.such.variant"), nullptr);
 }
 
+// The twins as the variant names spell them: the name plus `.nt` (or with
+// u2 / u4 for its unroll), the name without `.nt`. The library finds them by
+// the fields; both must agree on every variant.
+const Variant* RunnableNamed(const std::string& name) {
+  const Variant* t = FindVariant(name);
+  return t && t->supported ? t : nullptr;
+}
+const Variant* StreamingTwinByName(const Variant& v) {
+  if (v.nt_stores) return &v;
+  if (const Variant* t = RunnableNamed(v.name + ".nt")) return t;
+  const std::string own = ".u" + std::to_string(v.unroll) + ".";
+  const size_t at = v.name.find(own);
+  if (at == std::string::npos) return nullptr;
+  for (const char* alt : {".u2.", ".u4."}) {
+    std::string name = v.name;
+    if (const Variant* t = RunnableNamed(name.replace(at, own.size(), alt) + ".nt")) return t;
+  }
+  return nullptr;
+}
+const Variant* PlainTwinByName(const Variant& v) {
+  if (!v.nt_stores) return &v;
+  if (!v.name.ends_with(".nt")) return nullptr;
+  const Variant* t = RunnableNamed(v.name.substr(0, v.name.size() - 3));
+  return t && !t->nt_stores ? t : nullptr;
+}
+
+TEST(KernelList, TwinsByFieldsAreTheTwinsTheNamesSpell) {
+  int streaming = 0, plain = 0;
+  for (const Variant& v : Variants()) {
+    EXPECT_EQ(StreamingTwin(v), StreamingTwinByName(v)) << v.name;
+    EXPECT_EQ(PlainTwin(v), PlainTwinByName(v)) << v.name;
+    streaming += StreamingTwin(v) != nullptr && !v.nt_stores;
+    plain += PlainTwin(v) != nullptr && v.nt_stores;
+  }
+  EXPECT_GT(streaming, 0);
+  EXPECT_GT(plain, 0);
+}
+
 // Which SIMD target the untuned default (what the API runs without a tuned
 // table) took on this CPU. scripts/test-arm sets ACTGRAD_EXPECT_TARGET (and
 // ACTGRAD_EXPECT_SVE_BITS) per emulated CPU, so a run that silently falls back

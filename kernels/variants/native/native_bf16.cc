@@ -52,45 +52,11 @@ struct BF16Cvt {
   }
 };
 
-// Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/kernels/native_test.cc) 3.881e-3 (erf), 3.882e-3 (tanh): the bf16 rounding itself.
-constexpr double kGeluErfClaim = 3.9e-3;
-constexpr double kGeluTanhClaim = 3.9e-3;
-
-#define ACTGRAD_NATIVE_BF16_FAMILY(OP, OPT, APPROX, MODE, CLAIM)                                                 \
-  KernelEntry{OP, DType::kBF16, "bf16cvt", APPROX, 1, false, MODE, &Kernel<BF16Cvt<OPT>, 1, false>, CLAIM},     \
-      KernelEntry{OP, DType::kBF16, "bf16cvt", APPROX, 2, false, MODE, &Kernel<BF16Cvt<OPT>, 2, false>, CLAIM}, \
-      KernelEntry{OP, DType::kBF16, "bf16cvt", APPROX, 4, false, MODE, &Kernel<BF16Cvt<OPT>, 4, false>, CLAIM}, \
-      KernelEntry{OP, DType::kBF16, "bf16cvt", APPROX, 4, true, MODE, &Kernel<BF16Cvt<OPT>, 4, true>, CLAIM}
-
 constexpr KernelEntry kEntries[] = {
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kSeluBwd, SeluF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kHardswishBwd, HardswishF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kSoftshrinkBwd, SoftshrinkF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kLogitGrad, LogitF32, "div", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kNone>, "erf_as", GeluApprox::kNone, kGeluErfClaim),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kTanh>, "tanh_exp", GeluApprox::kTanh, kGeluTanhClaim),
-    // The portable approximations that are cheaper than erf_as, on the native conversions.
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR3>, "erf_r3", GeluApprox::kNone,
-          hwyops::GeluGradErfR3::kClaimedMaxErr),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR2>, "erf_r2", GeluApprox::kNone,
-          hwyops::GeluGradErfR2::kClaimedMaxErr),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfPw5>, "erf_pw5", GeluApprox::kNone,
-          hwyops::GeluGradErfPw5::kClaimedMaxErr),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradTanhPw5>, "tanh_pw5", GeluApprox::kTanh,
-          hwyops::GeluGradTanhPw5::kClaimedMaxErr),
-    // Piecewise on 32 half-unit segments (native_f32_ops.h): fewer operations than erf_pw5.
-    // No degree-3 forms (erf_pw3h, tanh_pw3h): their 7.1e-4 plus the bf16 rounding reaches
-    // 0.0041-0.0042 at a few x, over the rule's 0.004 threshold: shippable by the share over
-    // the accuracy tool's inputs, but one such element in an array under 1,000 fails it.
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, GeluErfPw4h, "erf_pw4h",
-          GeluApprox::kNone, 2.3e-5),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kGeluBwd, GeluTanhPw4h, "tanh_pw4h",
-          GeluApprox::kTanh, 2.3e-5),
-    ACTGRAD_NATIVE_BF16_FAMILY(Op::kLogitGrad, HwyLogit<hwyops::DivRcpNR>, "rcp_nr", GeluApprox::kNone,
-          hwyops::DivRcpNR::kClaimedMaxErr),
+#define ACTGRAD_NATIVE_F32(OP, APPROX, MODE, BODY, CLAIM_F16, CLAIM_BF16) \
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kBF16, "bf16cvt", APPROX, MODE, BF16Cvt<BODY>, CLAIM_BF16)
+#include "variants/native/native_families.inc"
 };
-#undef ACTGRAD_NATIVE_BF16_FAMILY
 
 }  // namespace
 

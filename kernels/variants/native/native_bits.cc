@@ -44,18 +44,11 @@ struct SoftshrinkBits {
   }
 };
 
-#define ACTGRAD_BITS_FAMILY(DT)                                                                                 \
-  KernelEntry{Op::kSoftshrinkBwd, DT, "bits", "exact", 1, false, GeluApprox::kNone,                           \
-              &Kernel<SoftshrinkBits<DT>, 1, false>, 0.0},                                                     \
-      KernelEntry{Op::kSoftshrinkBwd, DT, "bits", "exact", 2, false, GeluApprox::kNone,                       \
-                  &Kernel<SoftshrinkBits<DT>, 2, false>, 0.0},                                                 \
-      KernelEntry{Op::kSoftshrinkBwd, DT, "bits", "exact", 4, false, GeluApprox::kNone,                       \
-                  &Kernel<SoftshrinkBits<DT>, 4, false>, 0.0},                                                 \
-      KernelEntry{Op::kSoftshrinkBwd, DT, "bits", "exact", 4, true, GeluApprox::kNone,                        \
-                  &Kernel<SoftshrinkBits<DT>, 4, true>, 0.0}
-
-constexpr KernelEntry kEntries[] = {ACTGRAD_BITS_FAMILY(DType::kF16), ACTGRAD_BITS_FAMILY(DType::kBF16)};
-#undef ACTGRAD_BITS_FAMILY
+constexpr KernelEntry kEntries[] = {
+#define ACTGRAD_NATIVE_BITS(DT, OP, APPROX, MODE, BODY, CLAIM) \
+  ACTGRAD_NATIVE_ENTRIES(OP, DT, "bits", APPROX, MODE, BODY, CLAIM)
+#include "variants/native/native_families.inc"
+};
 
 }  // namespace
 

@@ -135,6 +135,14 @@ void Kernel(const KernelArgs& a) {
   if (streamed) _mm_sfence();
 }
 
+// The entries of one row of native_families.inc: u1, u2, u4 with plain
+// stores, u4 with streaming stores, each Kernel<KOP, unroll, streaming>.
+#define ACTGRAD_NATIVE_ENTRIES(OP, DT, UPCAST, APPROX, MODE, KOP, CLAIM)             \
+  KernelEntry{OP, DT, UPCAST, APPROX, 1, false, MODE, &Kernel<KOP, 1, false>, CLAIM}, \
+      KernelEntry{OP, DT, UPCAST, APPROX, 2, false, MODE, &Kernel<KOP, 2, false>, CLAIM}, \
+      KernelEntry{OP, DT, UPCAST, APPROX, 4, false, MODE, &Kernel<KOP, 4, false>, CLAIM}, \
+      KernelEntry{OP, DT, UPCAST, APPROX, 4, true, MODE, &Kernel<KOP, 4, true>, CLAIM},
+
 // fp32 lanes rounded to bf16 to nearest even on the bit patterns (exact for
 // subnormals, which vcvtne2ps2bf16 flushes); NaN becomes a quiet NaN. The
 // bf16 is in the high 16 bits of each 32-bit lane.

@@ -225,26 +225,11 @@ struct GeluF16 {
   }
 };
 
-// Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/kernels/native_test.cc) 8.02e-4 (erf), 8.37e-4 (tanh).
-constexpr double kGeluErfClaim = 8.1e-4;
-constexpr double kGeluTanhClaim = 8.4e-4;
-
-#define ACTGRAD_NATIVE_F16_FAMILY(OP, OPT, APPROX, MODE, CLAIM)                                             \
-  KernelEntry{OP, DType::kF16, "f16native", APPROX, 1, false, MODE, &Kernel<OPT, 1, false>, CLAIM},         \
-      KernelEntry{OP, DType::kF16, "f16native", APPROX, 2, false, MODE, &Kernel<OPT, 2, false>, CLAIM},     \
-      KernelEntry{OP, DType::kF16, "f16native", APPROX, 4, false, MODE, &Kernel<OPT, 4, false>, CLAIM},     \
-      KernelEntry{OP, DType::kF16, "f16native", APPROX, 4, true, MODE, &Kernel<OPT, 4, true>, CLAIM}
-
 constexpr KernelEntry kEntries[] = {
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kSeluBwd, SeluF16, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kHardswishBwd, HardswishF16, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kSoftshrinkBwd, SoftshrinkF16, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kLogitGrad, LogitF16, "div", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kGeluBwd, GeluF16<GeluApprox::kNone>, "erf_pw3", GeluApprox::kNone, kGeluErfClaim),
-    ACTGRAD_NATIVE_F16_FAMILY(Op::kGeluBwd, GeluF16<GeluApprox::kTanh>, "tanh_pw3", GeluApprox::kTanh, kGeluTanhClaim),
+#define ACTGRAD_NATIVE_F16(OP, APPROX, MODE, BODY, CLAIM) \
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "f16native", APPROX, MODE, BODY, CLAIM)
+#include "variants/native/native_families.inc"
 };
-#undef ACTGRAD_NATIVE_F16_FAMILY
 
 }  // namespace
 

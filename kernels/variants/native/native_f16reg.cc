@@ -34,42 +34,11 @@ struct F16Reg {
   }
 };
 
-// Claimed GELU bounds: the measured maximum (spec metric, g = 1, all 65,536
-// inputs, tests/kernels/native_test.cc) 4.88e-4 (both): the fp16 rounding itself.
-constexpr double kGeluErfClaim = 4.9e-4;
-constexpr double kGeluTanhClaim = 4.9e-4;
-
-#define ACTGRAD_NATIVE_F16REG_FAMILY(OP, OPT, APPROX, MODE, CLAIM)                                           \
-  KernelEntry{OP, DType::kF16, "reg", APPROX, 1, false, MODE, &Kernel<F16Reg<OPT>, 1, false>, CLAIM},       \
-      KernelEntry{OP, DType::kF16, "reg", APPROX, 2, false, MODE, &Kernel<F16Reg<OPT>, 2, false>, CLAIM},   \
-      KernelEntry{OP, DType::kF16, "reg", APPROX, 4, false, MODE, &Kernel<F16Reg<OPT>, 4, false>, CLAIM},   \
-      KernelEntry{OP, DType::kF16, "reg", APPROX, 4, true, MODE, &Kernel<F16Reg<OPT>, 4, true>, CLAIM}
-
 constexpr KernelEntry kEntries[] = {
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kSeluBwd, SeluF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kHardswishBwd, HardswishF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kSoftshrinkBwd, SoftshrinkF32, "exact", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kLogitGrad, LogitF32, "div", GeluApprox::kNone, 0.0),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kNone>, "erf_as", GeluApprox::kNone, kGeluErfClaim),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluF32<GeluApprox::kTanh>, "tanh_exp", GeluApprox::kTanh, kGeluTanhClaim),
-    // The portable approximations that are cheaper than erf_as, on the native conversions.
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR3>, "erf_r3", GeluApprox::kNone,
-          hwyops::GeluGradErfR3::kClaimedMaxErr),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfR2>, "erf_r2", GeluApprox::kNone,
-          hwyops::GeluGradErfR2::kClaimedMaxErr),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradErfPw5>, "erf_pw5", GeluApprox::kNone,
-          hwyops::GeluGradErfPw5::kClaimedMaxErr),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, HwyGelu<hwyops::GeluGradTanhPw5>, "tanh_pw5", GeluApprox::kTanh,
-          hwyops::GeluGradTanhPw5::kClaimedMaxErr),
-    // Piecewise on 32 half-unit segments (native_f32_ops.h); degree 3 (7.1e-4) is bf16-only.
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluErfPw4h, "erf_pw4h",
-          GeluApprox::kNone, 2.3e-5),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kGeluBwd, GeluTanhPw4h, "tanh_pw4h",
-          GeluApprox::kTanh, 2.3e-5),
-    ACTGRAD_NATIVE_F16REG_FAMILY(Op::kLogitGrad, HwyLogit<hwyops::DivRcpNR>, "rcp_nr", GeluApprox::kNone,
-          hwyops::DivRcpNR::kClaimedMaxErr),
+#define ACTGRAD_NATIVE_F32(OP, APPROX, MODE, BODY, CLAIM_F16, CLAIM_BF16) \
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "reg", APPROX, MODE, F16Reg<BODY>, CLAIM_F16)
+#include "variants/native/native_families.inc"
 };
-#undef ACTGRAD_NATIVE_F16REG_FAMILY
 
 }  // namespace
 

@@ -100,30 +100,14 @@ void GatherKernel(const KernelArgs& a) {
   Kernel<Gather<kOp, kD>, U, false>(a);
 }
 
-// The rounding of g * factor (the factor exact to fp32) to the 16-bit output:
-// the same bound as the fp32-computed erf_as variants (native_bf16.cc,
-// native_f16reg.cc), proven over all 65,536 inputs by the accuracy tool.
-constexpr double kGeluClaim[2] = {4.9e-4, 3.9e-3};  // fp16, bf16
-
-#define ACTGRAD_GATHER_FAMILY(OP, DT, OPT, APPROX, MODE, CLAIM)                                       \
-  KernelEntry{OP, DT, "gather", APPROX, 1, false, MODE, &GatherKernel<OP, DT, OPT, 1>, CLAIM},       \
-      KernelEntry{OP, DT, "gather", APPROX, 2, false, MODE, &GatherKernel<OP, DT, OPT, 2>, CLAIM},   \
-      KernelEntry{OP, DT, "gather", APPROX, 4, false, MODE, &GatherKernel<OP, DT, OPT, 4>, CLAIM}
-#define ACTGRAD_GATHER_DTYPE(DT, CLAIM_GELU)                                                             \
-  ACTGRAD_GATHER_FAMILY(Op::kSeluBwd, DT, SeluF32, "table", GeluApprox::kNone, 0.0),                     \
-      ACTGRAD_GATHER_FAMILY(Op::kHardswishBwd, DT, HardswishF32, "table", GeluApprox::kNone, 0.0),       \
-      ACTGRAD_GATHER_FAMILY(Op::kLogitGrad, DT, LogitF32, "table", GeluApprox::kNone, 0.0),              \
-      ACTGRAD_GATHER_FAMILY(Op::kGeluBwd, DT, GeluF32<GeluApprox::kNone>, "erf_table", GeluApprox::kNone, \
-                            CLAIM_GELU),                                                                 \
-      ACTGRAD_GATHER_FAMILY(Op::kGeluBwd, DT, GeluF32<GeluApprox::kTanh>, "tanh_table", GeluApprox::kTanh, \
-                            CLAIM_GELU)
-
+// Factor tables have no streaming variants: u1, u2, u4 with plain stores.
 constexpr KernelEntry kEntries[] = {
-    ACTGRAD_GATHER_DTYPE(DType::kF16, kGeluClaim[0]),
-    ACTGRAD_GATHER_DTYPE(DType::kBF16, kGeluClaim[1]),
+#define ACTGRAD_NATIVE_GATHER(DT, OP, APPROX, MODE, BODY, CLAIM)                                \
+  KernelEntry{OP, DT, "gather", APPROX, 1, false, MODE, &GatherKernel<OP, DT, BODY, 1>, CLAIM},     \
+      KernelEntry{OP, DT, "gather", APPROX, 2, false, MODE, &GatherKernel<OP, DT, BODY, 2>, CLAIM}, \
+      KernelEntry{OP, DT, "gather", APPROX, 4, false, MODE, &GatherKernel<OP, DT, BODY, 4>, CLAIM},
+#include "variants/native/native_families.inc"
 };
-#undef ACTGRAD_GATHER_DTYPE
-#undef ACTGRAD_GATHER_FAMILY
 
 }  // namespace
 

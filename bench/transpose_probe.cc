@@ -192,48 +192,50 @@ struct Probe {
     with.fn(a);
   }
 
-  // Tiles down the columns first, as the runtime walks a gathered view.
-  void Transposed(bool kernel) {
-    const int64_t rows = geo.rows, cols = geo.cols, tr = geo.tr, tc = geo.tc, cols_in = geo.cols_in;
-    const size_t es = geo.es;
+  // Calls tile(c0, nc, r0, nr, at) for every tile, down the columns first as
+  // the runtime walks a gathered view; `at` is the byte offset of input
+  // element (row c0, column r0).
+  template <class Tile>
+  void ForEachTile(Tile tile) const {
+    const int64_t rows = geo.rows, cols = geo.cols, tr = geo.tr, tc = geo.tc;
     for (int64_t c0 = 0; c0 < cols; c0 += tc) {
       const int64_t nc = std::min(tc, cols - c0);
-      for (int64_t r0 = 0; r0 < rows; r0 += tr) {
-        const int64_t nr = std::min(tr, rows - r0);
-        const int64_t at = (c0 * cols_in + r0) * int64_t(es);  // input element (row c0, column r0)
-        CopyTile(tg.data(), g + at, 1, cols_in, nr, nc, es);
-        CopyTile(tx.data(), x + at, 1, cols_in, nr, nc, es);
-        if (!kernel) continue;
-        for (int64_t r = 0; r < nr; ++r) {
-          pg[size_t(r)] = tg.data() + r * nc * int64_t(es);
-          px[size_t(r)] = tx.data() + r * nc * int64_t(es);
-          po[size_t(r)] = out + ((r0 + r) * cols + c0) * int64_t(es);
-        }
-        RunRows(nr, nc, *v);
-      }
+      for (int64_t r0 = 0; r0 < rows; r0 += tr)
+        tile(c0, nc, r0, std::min(tr, rows - r0), (c0 * geo.cols_in + r0) * int64_t(geo.es));
     }
+  }
+
+  void Transposed(bool kernel) {
+    const int64_t cols = geo.cols, cols_in = geo.cols_in;
+    const size_t es = geo.es;
+    ForEachTile([&](int64_t c0, int64_t nc, int64_t r0, int64_t nr, int64_t at) {
+      CopyTile(tg.data(), g + at, 1, cols_in, nr, nc, es);
+      CopyTile(tx.data(), x + at, 1, cols_in, nr, nc, es);
+      if (!kernel) return;
+      for (int64_t r = 0; r < nr; ++r) {
+        pg[size_t(r)] = tg.data() + r * nc * int64_t(es);
+        px[size_t(r)] = tx.data() + r * nc * int64_t(es);
+        po[size_t(r)] = out + ((r0 + r) * cols + c0) * int64_t(es);
+      }
+      RunRows(nr, nc, *v);
+    });
   }
 
   // The other way round: the kernel on the inputs in their own order (each
   // tile's nc input rows of nr elements, one call when they are whole rows)
   // into one tile, which CopyTileTo transposes into out's rows.
   void Scattered() {
-    const int64_t rows = geo.rows, cols = geo.cols, tr = geo.tr, tc = geo.tc, cols_in = geo.cols_in;
+    const int64_t cols = geo.cols, cols_in = geo.cols_in;
     const size_t es = geo.es;
-    for (int64_t c0 = 0; c0 < cols; c0 += tc) {
-      const int64_t nc = std::min(tc, cols - c0);
-      for (int64_t r0 = 0; r0 < rows; r0 += tr) {
-        const int64_t nr = std::min(tr, rows - r0);
-        const int64_t at = (c0 * cols_in + r0) * int64_t(es);
-        for (int64_t j = 0; j < nc; ++j) {
-          pg[size_t(j)] = g + at + j * cols_in * int64_t(es);
-          px[size_t(j)] = x + at + j * cols_in * int64_t(es);
-          po[size_t(j)] = scratch.data() + j * ld * int64_t(es);
-        }
-        RunRows(nc, nr, *plain);
-        CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, scratch.data(), 1, ld, nr, nc, es);
+    ForEachTile([&](int64_t c0, int64_t nc, int64_t r0, int64_t nr, int64_t at) {
+      for (int64_t j = 0; j < nc; ++j) {
+        pg[size_t(j)] = g + at + j * cols_in * int64_t(es);
+        px[size_t(j)] = x + at + j * cols_in * int64_t(es);
+        po[size_t(j)] = scratch.data() + j * ld * int64_t(es);
       }
-    }
+      RunRows(nc, nr, *plain);
+      CopyTileTo(out + (r0 * cols + c0) * int64_t(es), cols, scratch.data(), 1, ld, nr, nc, es);
+    });
   }
 };
 

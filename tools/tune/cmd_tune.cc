@@ -97,11 +97,16 @@ int PlanPaths(const Context& s, RunPaths* paths) {
 int OpenLog(const Context& s, const RunPaths& paths, const MeasurementKey& key, MeasurementLog* log) {
   std::string err;
   const auto sync = s.flags.fsync_each ? MeasurementLog::SyncMode::kEveryLine : MeasurementLog::SyncMode::kBackground;
+  log->SetMeasuredPart(MeasuredPart);
   if (!log->Open(paths.log, paths.header, s.flags.fresh, &err, sync, key.ToJson())) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 2;
   }
   if (!log->stale_note().empty()) std::fprintf(stderr, "actgrad-tune: %s\n", log->stale_note().c_str());
+  if (!log->cache_note().empty()) std::fprintf(stderr, "actgrad-tune: %s\n", log->cache_note().c_str());
+  if (log->cache_skipped_lines())
+    std::fprintf(stderr, "actgrad-tune: skipped %zu torn or bad line(s) in the cache %s\n", log->cache_skipped_lines(),
+                 log->cache_path().c_str());
   if (log->torn_lines())
     std::fprintf(stderr, "actgrad-tune: ignored %zu torn line(s) in %s (an interrupted write)\n", log->torn_lines(),
                  paths.log.c_str());
@@ -110,8 +115,11 @@ int OpenLog(const Context& s, const RunPaths& paths, const MeasurementKey& key, 
                  log->rejected_lines(), paths.log.c_str());
   for (const std::string& p : log->problems()) std::fprintf(stderr, "actgrad-tune:   %s\n", p.c_str());
   LogNote() = "the measurements taken are in " + paths.log;
-  std::fprintf(stderr, "actgrad-tune: log %s%s\n", paths.log.c_str(),
-               log->loaded() ? (" (resuming: " + std::to_string(log->loaded()) + " measurements)").c_str() : "");
+  std::fprintf(stderr, "actgrad-tune: log %s%s%s\n", paths.log.c_str(),
+               log->loaded() ? (" (resuming: " + std::to_string(log->loaded()) + " measurements)").c_str() : "",
+               log->cache_path().empty() ? ""
+                                         : (", cache " + log->cache_path() + " (" +
+                                            std::to_string(log->cache_available()) + " samples left)").c_str());
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "tiling/table.h"
+#include "tools/inputs/hash.h"
 #include "tools/tune/measurement_key.h"
 
 namespace actgrad::tune {
@@ -67,8 +68,10 @@ void MeasurementLog::Sync() {
 }
 
 json MeasurementLog::ToJson(const LogRecord& r) {
-  return json{{"type", "m"}, {"cell", r.cell}, {"cand", r.cand}, {"round", r.round},
-              {"rep", r.rep},  {"ns", r.ns},     {"sec", r.sec},    {"placement", r.placement}};
+  json j{{"type", "m"}, {"cell", r.cell}, {"cand", r.cand}, {"round", r.round},
+         {"rep", r.rep},  {"ns", r.ns},     {"sec", r.sec},    {"placement", r.placement}};
+  if (r.cached) j["cached"] = true;  // absent: measured by the log's own run
+  return j;
 }
 
 bool MeasurementLog::FromJson(const json& j, LogRecord* r, std::string* why) {
@@ -116,6 +119,10 @@ bool MeasurementLog::FromJson(const json& j, LogRecord* r, std::string* why) {
   if (!sec || !finite(*sec, false)) return fail("\"sec\" is missing or not a finite number >= 0");
   rec.sec = sec->get<double>();
   if (field("placement") && !count("placement", &rec.placement)) return false;  // absent: 0 (older logs)
+  if (const json* cached = field("cached")) {
+    if (!cached->is_boolean()) return fail("\"cached\" is not a boolean");
+    rec.cached = cached->get<bool>();
+  }
   *r = std::move(rec);
   return true;
 }
@@ -155,6 +162,8 @@ LogReplay MeasurementLog::Replay(const std::string& text, const std::string& nam
         out.config = config == j.end() ? json() : *config;
         const auto key = j.find("measurement_key");
         out.key = key == j.end() ? json() : *key;
+        const auto cache = j.find("cache");
+        out.cache = cache == j.end() ? json() : *cache;
       }
       out.have_header = true;
       continue;
@@ -165,8 +174,12 @@ LogReplay MeasurementLog::Replay(const std::string& text, const std::string& nam
       continue;
     }
     LogReplay::Key k{r.cell, r.cand, r.round, r.rep};
-    if (out.records.count(k)) ++out.duplicates;
-    else out.records.emplace(std::move(k), std::move(r));
+    if (out.records.count(k)) {
+      ++out.duplicates;
+    } else {
+      out.order.push_back(k);
+      out.records.emplace(std::move(k), std::move(r));
+    }
   }
   return out;
 }
@@ -177,29 +190,24 @@ void MeasurementLog::OpenInMemory(const json&) {
   records_.clear();
   problems_.clear();
   loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
+  ClearCache();
+}
+
+void MeasurementLog::ClearCache() {
+  cache_.clear();
+  cache_path_.clear();
+  cache_note_.clear();
+  cache_available_ = cache_skipped_ = 0;
 }
 
 namespace {
 
-// Moves a log measured under another key aside to "<path>.stale-<old
-// hash>[-i]" (never over an existing file). Returns the new name, "" on
-// failure (*error says why); *diffs: the keys' differences, joined.
-std::string MoveAside(const std::string& path, const json& old_key, const json& key, std::string* diffs,
-                      std::string* error) {
+// Moves a log aside to "<path>.<tag>[-i]" (never over an existing file).
+// Returns the new name, "" on failure (*error says why, after `why`).
+std::string MoveAside(const std::string& path, const std::string& tag, const std::string& why, std::string* error) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const auto hash_of = [](const json& k, const char* none) {
-    const auto it = k.is_object() ? k.find("hash") : k.end();
-    return it != k.end() && it->is_string() ? it->get<std::string>() : std::string(none);
-  };
-  std::vector<std::string> d = KeyDifferences(old_key, key);
-  if (d.empty()) d.push_back("hash " + hash_of(old_key, "absent") + " -> " + hash_of(key, "absent"));
-  *diffs = JoinDifferences(d);
-  std::string old_hash = hash_of(old_key, "nokey");
-  if (old_hash.empty() || old_hash.size() > 32 ||  // a name part, whatever a hand-edited header holds
-      !std::all_of(old_hash.begin(), old_hash.end(), [](unsigned char c) { return std::isalnum(c); }))
-    old_hash = "other";
-  const std::string base = path + ".stale-" + old_hash;
+  const std::string base = path + "." + tag;
   for (int i = 1;; ++i) {
     const std::string aside = i == 1 ? base : base + "-" + std::to_string(i);
     if (::link(path.c_str(), aside.c_str()) == 0) {  // claims the name: fails if it exists
@@ -211,12 +219,36 @@ std::string MoveAside(const std::string& path, const json& old_key, const json& 
     if (fs::exists(aside, ec)) continue;
     fs::rename(path, aside, ec);
     if (ec) {
-      if (error) *error = path + ": the measurement key changed (" + *diffs +
-                          ") and the old log cannot be moved aside to " + aside + ": " + ec.message();
+      if (error) *error = path + ": " + why + " and the old log cannot be moved aside to " + aside + ": " + ec.message();
       return "";
     }
     return aside;
   }
+}
+
+// Moves a log measured under another key aside to "<path>.stale-<old
+// hash>[-i]". *diffs: the keys' differences, joined.
+std::string MoveStale(const std::string& path, const json& old_key, const json& key, std::string* diffs,
+                      std::string* error) {
+  const auto hash_of = [](const json& k, const char* none) {
+    const auto it = k.is_object() ? k.find("hash") : k.end();
+    return it != k.end() && it->is_string() ? it->get<std::string>() : std::string(none);
+  };
+  std::vector<std::string> d = KeyDifferences(old_key, key);
+  if (d.empty()) d.push_back("hash " + hash_of(old_key, "absent") + " -> " + hash_of(key, "absent"));
+  *diffs = JoinDifferences(d);
+  std::string old_hash = hash_of(old_key, "nokey");
+  if (old_hash.empty() || old_hash.size() > 32 ||  // a name part, whatever a hand-edited header holds
+      !std::all_of(old_hash.begin(), old_hash.end(), [](unsigned char c) { return std::isalnum(c); }))
+    old_hash = "other";
+  return MoveAside(path, "stale-" + old_hash, "the measurement key changed (" + *diffs + ")", error);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 // Opens the log for appending after its last whole line (a torn tail is
@@ -253,15 +285,21 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   problems_.clear();
   loaded_ = appended_ = torn_ = rejected_ = duplicates_ = 0;
   stale_note_.clear();
+  ClearCache();
+  const auto make_header = [&](const std::string& cache, std::string* out) {
+    try {
+      json h{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}};
+      if (!key.is_null()) h["measurement_key"] = key;
+      if (!cache.empty()) h["cache"] = cache;
+      *out = h.dump() + "\n";
+      return true;
+    } catch (const json::exception& e) {  // a string in the config that is not UTF-8
+      if (error) *error = path + ": cannot write the header: " + e.what();
+      return false;
+    }
+  };
   std::string header;
-  try {
-    json h{{"type", "header"}, {"format", "actgrad-tune-log"}, {"version", 1}, {"config", config}};
-    if (!key.is_null()) h["measurement_key"] = key;
-    header = h.dump() + "\n";
-  } catch (const json::exception& e) {  // a string in the config that is not UTF-8
-    if (error) *error = path + ": cannot write the header: " + e.what();
-    return false;
-  }
+  if (!make_header("", &header)) return false;
   std::error_code ec;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
 
@@ -272,10 +310,7 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
       if (error) *error = path + ": not a regular file; --log takes the log's file";
       return false;
     }
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    text = ReadFile(path);
   }
   LogReplay replay = Replay(text, path);
   records_ = std::move(replay.records);
@@ -284,18 +319,25 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
   duplicates_ = replay.duplicates;
   problems_ = std::move(replay.problems);
   size_t good_end = replay.good_end;
+  const auto start_new = [&] {
+    records_.clear();
+    problems_.clear();
+    text.clear();
+    good_end = 0;
+    torn_ = rejected_ = duplicates_ = 0;
+  };
+  // Other search settings, same measured part: the samples stay usable.
+  const bool search_only = replay.have_header && replay.config != config && !fresh && measured_part_ &&
+                           !key.is_null() && measured_part_(replay.config) == measured_part_(config);
   std::string mismatch;
-  if (replay.have_header && replay.config != config) {
+  if (replay.have_header && replay.config != config && !search_only) {
     // (Shown with U+FFFD for bytes that are not UTF-8: dump() would throw.)
     const auto shown = [](const json& c) { return c.dump(-1, ' ', false, json::error_handler_t::replace); };
     mismatch = "log " + path + " was written by a run with different settings:\n  log:  " + shown(replay.config) +
                "\n  this: " + shown(config);
   } else if (!replay.have_header && (replay.start_over || text.empty())) {
     // Nothing usable (empty, or killed while writing the header): start over.
-    text.clear();
-    good_end = 0;
-    torn_ = 0;
-    problems_.clear();
+    start_new();
   } else if (!replay.have_header) {
     mismatch = "log " + path + " has no header line (not a tuner log?)";
   }
@@ -305,37 +347,82 @@ bool MeasurementLog::Open(const std::string& path, const json& config, bool fres
       return false;
     }
     fs::rename(path, path + ".old", ec);
-    records_.clear();
-    problems_.clear();
-    text.clear();
-    good_end = 0;
-    torn_ = rejected_ = duplicates_ = 0;
+    start_new();
   } else if (!fresh && !key.is_null() && replay.have_header && replay.key != key) {
     // Measured under another key (build, commit, environment, cores): its
     // samples must not mix with this run's. Kept aside, never overwritten.
     std::string diffs;
-    const std::string aside = MoveAside(path, replay.key, key, &diffs, error);
+    const std::string aside = MoveStale(path, replay.key, key, &diffs, error);
     if (aside.empty()) return false;
     stale_note_ = "measurement key changed (" + diffs + "): the old log is kept as " + aside +
                   "; starting fresh";
-    records_.clear();
-    problems_.clear();
-    text.clear();
-    good_end = 0;
-    torn_ = rejected_ = duplicates_ = 0;
+    start_new();
+  } else if (search_only) {
+    // The old log is never written again: it is renamed, and the new log
+    // names it in its header, so that a resumed run finds it.
+    const std::string tag =
+        "cache-" + inputs::Hex12(inputs::Fnv1a(replay.config.dump(-1, ' ', false, json::error_handler_t::replace)));
+    const std::string aside = MoveAside(path, tag, "the search settings changed", error);
+    if (aside.empty()) return false;
+    start_new();
+    if (!make_header(fs::path(aside).filename().string(), &header)) return false;
+    if (LoadCache(aside, config, key))
+      cache_note_ = "the log was written with other search settings: it is kept as " + aside + ", a cache of " +
+                    std::to_string(cache_available_) + " samples for this run, which starts a new log";
   } else if (fresh && !text.empty()) {
     fs::rename(path, path + ".old", ec);
-    records_.clear();
-    problems_.clear();
-    text.clear();
-    good_end = 0;
-    torn_ = rejected_ = duplicates_ = 0;
+    start_new();
+  } else if (replay.have_header && !replay.cache.is_null()) {
+    // Resuming a log started beside a cache: the cache, minus what it gave.
+    const std::string name = replay.cache.is_string() ? replay.cache.get<std::string>() : "";
+    if (name.empty() || name.find('/') != std::string::npos)
+      cache_note_ = "the log's header names no usable cache file: its samples are measured";
+    else
+      LoadCache((fs::path(path).parent_path() / name).string(), config, key);
   }
   loaded_ = records_.size();
   fd_ = OpenForAppend(path, good_end, text.empty() ? &header : nullptr, error);
   if (fd_ < 0) return false;
   if (sync_ == SyncMode::kBackground) syncer_ = std::thread([this] { SyncLoop(); });
   return true;
+}
+
+bool MeasurementLog::LoadCache(const std::string& path, const json& config, const json& key) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    cache_note_ = "the cache " + path + " named by the log's header is missing: what it held is measured";
+    return false;
+  }
+  LogReplay c = Replay(ReadFile(path), path);
+  if (!c.have_header || key.is_null() || c.key != key || !measured_part_ ||
+      measured_part_(c.config) != measured_part_(config)) {
+    cache_note_ = "the cache " + path + " was not measured under this run's measurement key and settings: not used";
+    return false;
+  }
+  cache_path_ = path;
+  cache_skipped_ = c.torn + c.rejected;
+  for (auto& p : c.problems)
+    if (problems_.size() < LogReplay::kMaxProblems) problems_.push_back(std::move(p));
+  for (const Key& k : c.order) {
+    LogRecord& r = c.records.at(k);
+    cache_[{r.cell, r.cand, r.placement}].samples.push_back(std::move(r));
+  }
+  // Taken ones are this log's "cached" records: the first ones of each list,
+  // since they are handed out in order.
+  for (const auto& [k, r] : records_)
+    if (r.cached)
+      if (const auto it = cache_.find({r.cell, r.cand, r.placement}); it != cache_.end()) ++it->second.next;
+  for (auto& [k, list] : cache_) {
+    list.next = std::min(list.next, list.samples.size());
+    cache_available_ += list.samples.size() - list.next;
+  }
+  return true;
+}
+
+const LogRecord* MeasurementLog::TakeCached(const std::string& key, const std::string& cand, int placement) {
+  const auto it = cache_.find({key, cand, placement});
+  if (it == cache_.end() || it->second.next >= it->second.samples.size()) return nullptr;
+  return &it->second.samples[it->second.next++];
 }
 
 const LogRecord* MeasurementLog::Find(const std::string& key, const std::string& cand, int round, int rep) const {

@@ -35,7 +35,10 @@ void AddRunFlags(CLI::App& app, cmd::Flags* f) {
                  "into: the run's cells replace theirs, the other entries are kept");
   app.add_flag("--force", f->force,
                "Replace an --out file that is not a valid table of this machine and backend (default: refuse)");
-  app.add_option("--log", f->log, "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl)");
+  app.add_option("--log", f->log,
+                 "Measurement log (default build/tune/<machine-id>-<backend>-<settings hash>.log.jsonl); a log of "
+                 "other search settings (seed, budget, search version, ...) under the same measurement key is kept "
+                 "as <log>.cache-<hash>, whose samples the new log reuses");
   app.add_flag("--fsync-each", f->fsync_each,
                "fdatasync every log line before the next measurement (default: a background thread syncs)");
   app.add_flag("--fresh", f->fresh, "Start a new log instead of resuming (the old one is kept as .old)");

@@ -79,6 +79,18 @@ double Search::Sample(const std::string& key, const Cell& cell, const Choice& c,
     if (on_sample) on_sample();
     return r->ns[0];
   }
+  // Not in this run's log: a sample of another search's log under the same
+  // measurement key (MeasurementLog's cache), recorded as this run's own.
+  if (const LogRecord* c = log_.TakeCached(key, cand_key, placement)) {
+    LogRecord rec{key, cand_key, round, rep, c->ns, c->sec, placement, true};
+    log_.Append(rec);
+    spent_ += rec.sec;
+    out->cost_sec += rec.sec;
+    ++cached_;
+    ++out->samples_cached;
+    if (on_sample) on_sample();
+    return rec.ns[0];
+  }
   if (stop_ && stop_->load()) throw Interrupted();
   if (prepared_key_ != key || prepared_placement_ != placement) {  // untimed: set-up is not a sample's cost
     runner_.SetPlacement(placement);

@@ -16,7 +16,10 @@
 // on one lucky layout.
 //
 // Every sample goes through the measurement log: a sample whose (cell,
-// candidate, round, rep) is logged is replayed, not re-measured. All of the
+// candidate, round, rep) is logged is replayed, not re-measured; one that is
+// not is taken from the log's cache (another search's samples of the same
+// cell, candidate and placement) while it has any, and measured only then.
+// All of the
 // search's decisions (including how it fits the budget) depend only on
 // sample values and logged costs, so a resumed run walks the same path.
 #pragma once
@@ -88,7 +91,7 @@ struct CellOutcome {
   int candidates_total = 0;          // offered
   int candidates_searched = 0;       // after fitting the budget
   bool budget_cut = false;           // candidates or repetitions were cut to fit
-  int samples_measured = 0, samples_replayed = 0;
+  int samples_measured = 0, samples_replayed = 0, samples_cached = 0;
   double cost_sec = 0;               // measurement time (logged) of the cell
   double budget_sec = 0;             // what it was allowed
   // --check only: fresh interleaved samples of the incumbent (the shipping
@@ -139,6 +142,7 @@ class Search {
   double spent() const { return spent_; }
   int measured() const { return measured_; }
   int replayed() const { return replayed_; }
+  int cached() const { return cached_; }  // taken from the log's cache
   const SearchOptions& options() const { return opts_; }
 
   // Called after every sample (for progress displays).
@@ -171,7 +175,7 @@ class Search {
   SearchOptions opts_;
   const std::atomic<bool>* stop_;
   double spent_ = 0;
-  int measured_ = 0, replayed_ = 0;
+  int measured_ = 0, replayed_ = 0, cached_ = 0;
   std::string prepared_key_;  // the cell Runner::Prepare last ran for ...
   int prepared_placement_ = 0;  // ... and the placement
 };

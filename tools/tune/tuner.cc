@@ -60,9 +60,10 @@ TuneConfig TuneConfig::Defaults(bool quick) {
 json TuneConfig::ToJson() const {
   json j;
   // Bump when the search changes how it walks: a log of another version is
-  // not replayed (its samples, keyed by round and repetition, would be asked
-  // for in another order). The value is part of every log header, so it
-  // stays what the logs in use carry.
+  // not resumed (its samples, keyed by round and repetition, would be asked
+  // for in another order); it becomes the new log's cache, whose samples are
+  // reused by cell, candidate and placement (MeasuredPart). The value is part
+  // of every log header, so it stays what the logs in use carry.
   j["search_version"] = 14;
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
@@ -93,6 +94,16 @@ json TuneConfig::ToJson() const {
                  {"final_placements", search.final_placements}};
   j["series"] = {{"bisect_steps", series.bisect_steps}, {"bisect_reps", series.bisect_reps}};
   return j;
+}
+
+json MeasuredPart(const json& config) {
+  json m = json::object();
+  if (!config.is_object()) return m;
+  for (const char* field : {"backend", "machine_id", "max_n"})
+    if (const auto it = config.find(field); it != config.end()) m[field] = *it;
+  if (const auto s = config.find("search"); s != config.end() && s->is_object())
+    if (const auto it = s->find("min_seconds"); it != s->end()) m["min_seconds"] = *it;
+  return m;
 }
 
 std::string GroupKey(const Cell& cell) {
@@ -211,6 +222,7 @@ static void AddStage(const CellOutcome& r, CellOutcome* o) {
   o->budget_cut = o->budget_cut || r.budget_cut;
   o->samples_measured += r.samples_measured;
   o->samples_replayed += r.samples_replayed;
+  o->samples_cached += r.samples_cached;
   o->cost_sec += r.cost_sec;
 }
 
@@ -577,6 +589,7 @@ void FinishTable(const TuningRun& run, TuneResult* res) {
   res->spent_sec = run.search.spent();
   res->measured = run.search.measured();
   res->replayed = run.search.replayed();
+  res->cached = run.search.cached();
   res->table.machine_id = be.MachineId();
   res->table.backend = be.Name();
   std::vector<double> regrets;
@@ -589,7 +602,7 @@ void FinishTable(const TuningRun& run, TuneResult* res) {
   prov["quick"] = cfg.quick;
   prov["tuning"] = {{"cells", run.cells.size()},
                     {"entries", res->table.entries.size()},
-                    {"measurements", res->measured + res->replayed},
+                    {"measurements", res->measured + res->replayed + res->cached},
                     {"measurement_sec", std::round(res->spent_sec * 10) / 10},
                     {"budget_cut_cells", res->budget_cut_cells},
                     {"regret_geomean", std::round(regret_geomean * 1e4) / 1e4},
@@ -642,6 +655,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   FinishTable(run, &res);
   progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
                " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
+               std::to_string(res.cached) + " reused from the cache, " +
                FormatDuration(res.spent_sec) + " of measurement" +
                (res.budget_cut_cells ? ", " + std::to_string(res.budget_cut_cells) + " cells cut to fit the budget"
                                      : ""));

@@ -69,6 +69,15 @@ struct TuneConfig {
   nlohmann::json ToJson() const;
 };
 
+// The fields of a log header's config (TuneConfig::ToJson plus the backend,
+// machine id and accuracy gate cmd_tune adds) that change what a sample of a
+// given cell key and candidate measures: the backend, the machine, the
+// sample's length (search.min_seconds) and max_n (a cell key's n). The
+// others are search settings or the run's selection; a log that differs
+// from the run's in those only is the run's cache
+// (MeasurementLog::SetMeasuredPart).
+nlohmann::json MeasuredPart(const nlohmann::json& config);
+
 struct CellSpec {
   Cell cell;
   std::string key;
@@ -86,8 +95,9 @@ struct TuneResult {
   tables::Table table;
   std::vector<CellOutcome> cells;
   std::vector<std::string> notes;  // skipped cells, failures
-  double spent_sec = 0;            // measurement time (logged), replayed included
+  double spent_sec = 0;            // measurement time (logged), replayed and cached included
   int measured = 0, replayed = 0;
+  int cached = 0;                  // taken from the log's cache (MeasurementLog::TakeCached)
   int budget_cut_cells = 0;
   std::vector<std::string> crossovers;  // "<series> octave h: n (why)"
 };

@@ -1,6 +1,9 @@
 #include "tiling/dispatch.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -141,6 +144,37 @@ Active* Select(const std::string& id_override, const std::string& isa_override) 
   return a;
 }
 
+// A parsed table's entries (ACTGRAD_TILING_TABLE, the user cache).
+void AddTable(Active* a, const tables::Table& t) {
+  Skipped skipped;
+  for (const auto& e : t.entries)
+    Add(a, {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, e.rule, e.Lo(), e.Hi()},
+        &skipped);
+  ReportSkipped(a, skipped);
+}
+
+// The user cache's table for machine `id`: <UserTableCacheDir()>/<id>.json,
+// read as ACTGRAD_TILING_TABLE is; it must name this machine's id and the
+// CPU backend. No file there: false, silently (the normal case); any other
+// defect: false with *error naming the file and why.
+bool LoadUserCacheTable(const std::string& id, std::string* path, tables::Table* t, std::string* error) {
+  const std::string dir = UserTableCacheDir();
+  if (dir.empty() || id.empty() || id.find('/') != std::string::npos || id == "." || id == "..") return false;
+  *path = dir + "/" + id + ".json";
+  struct stat st;
+  if (::stat(path->c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return false;
+  if (!tables::LoadTableFile(*path, t, error)) return false;
+  if (t->backend != "cpu") {
+    *error = *path + ": not a CPU table (backend \"" + t->backend + "\")";
+    return false;
+  }
+  if (t->machine_id != id) {
+    *error = *path + ": machine_id \"" + t->machine_id + "\" is not this machine's (\"" + id + "\")";
+    return false;
+  }
+  return true;
+}
+
 Active* SelectEntries(const std::string& id_override, const std::string& isa_override) {
   auto* a = new Active;
   // 1. the run-time override, for experiments; a bad file falls back.
@@ -149,18 +183,26 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
     std::string error;
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
-      Skipped skipped;
-      for (const auto& e : t.entries)
-        Add(a, {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, e.rule, e.Lo(), e.Hi()},
-            &skipped);
-      ReportSkipped(a, skipped);
+      AddTable(a, t);
       return a;
     }
-    std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the compiled-in table\n",
+    std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the next table of the chain\n",
                  error.empty() ? "not a CPU table" : error.c_str());
   }
-  // 2. compiled-in: exact machine id, then ISA family, then the default.
   const std::string id = id_override.empty() ? MachineId() : id_override;
+  // 2. this machine's own table in the user cache (actgrad-tune --install).
+  {
+    tables::Table t;
+    std::string path, error;
+    if (LoadUserCacheTable(id, &path, &t, &error)) {
+      a->info = {t.machine_id, "cache:" + path, "user cache (this machine's id)", 0};
+      AddTable(a, t);
+      return a;
+    }
+    if (!error.empty())
+      std::fprintf(stderr, "actgrad: ignoring the user-cache table: %s; using the compiled-in table\n", error.c_str());
+  }
+  // 3. compiled-in: exact machine id, then ISA family, then the default.
   const std::string isa = isa_override.empty() ? IsaFamily() : isa_override;
   const tables::CompiledTable* pick = nullptr;
   std::string reason;
@@ -206,6 +248,14 @@ Active* Get() {
 }
 
 }  // namespace
+
+std::string UserTableCacheDir() {
+  if (const char* d = std::getenv("ACTGRAD_TABLE_CACHE"); d && *d) return d;
+  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/actgrad/tables";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/actgrad/tables";
+  return "";
+}
 
 const ActiveTableInfo& ActiveTable() { return Get()->info; }
 std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->info.source + ")"; }

@@ -1,7 +1,8 @@
 // Shipping dispatch: (op, dtype, size, layout) -> the kernel and its Split.
 // layout: the table cell's (tables::Layout; the runtime's plan decides it).
-// Reads only the compiled-in tiling tables (or the ACTGRAD_TILING_TABLE
-// override); never the tuner.
+// Reads the ACTGRAD_TILING_TABLE override, else this machine's table in the
+// user cache (UserTableCacheDir), else the compiled-in tiling tables; never
+// the tuner.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -41,14 +42,23 @@ KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t 
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout);
 
 // Which table the dispatch uses: its machine id and where it came from
-// ("compiled:<json path>" or "env:<path>"), and why it was chosen.
+// ("compiled:<json path>", "cache:<path>" or "env:<path>"), and why it was
+// chosen.
 struct ActiveTableInfo {
   std::string machine_id;
   std::string source;
-  std::string reason;  // "exact machine id", "ISA family x86-avx512", "portable default", "ACTGRAD_TILING_TABLE"
+  // "exact machine id", "ISA family x86-avx512", "portable default",
+  // "ACTGRAD_TILING_TABLE", "user cache (this machine's id)"
+  std::string reason;
   size_t entries = 0;
 };
 const ActiveTableInfo& ActiveTable();
+
+// The user cache of tables, where <dir>/<machine id>.json is this machine's
+// own table (used after ACTGRAD_TILING_TABLE, before the compiled-in ones):
+// $ACTGRAD_TABLE_CACHE if set, else $XDG_CACHE_HOME/actgrad/tables, else
+// $HOME/.cache/actgrad/tables; "" when none of them is set.
+std::string UserTableCacheDir();
 std::string ActiveTableName();
 
 // While alive, ChooseKernel on this thread returns `forced` (for the tuner's

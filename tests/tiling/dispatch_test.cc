@@ -30,12 +30,24 @@ using json = nlohmann::json;
 
 class Dispatch : public ::testing::Test {
  protected:
-  void SetUp() override { unsetenv("ACTGRAD_TILING_TABLE"); }
+  // The user cache is a test's own directory (absent until a test makes
+  // it): a table in the real one does not change what the tests see.
+  void SetUp() override {
+    unsetenv("ACTGRAD_TILING_TABLE");
+    cache_ = (fs::temp_directory_path() / ("actgrad_dispatch_cache_" + std::to_string(getpid()))).string();
+    fs::remove_all(cache_);
+    setenv("ACTGRAD_TABLE_CACHE", cache_.c_str(), 1);
+  }
   void TearDown() override {
     unsetenv("ACTGRAD_TILING_TABLE");
+    unsetenv("ACTGRAD_TABLE_CACHE");
     ReloadTilingTable();
     for (const auto& p : files_) fs::remove(p);
+    std::error_code ec;
+    fs::permissions(cache_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(cache_, ec);
   }
+  std::string cache_;
   std::string Write(const std::string& name, const std::string& text) {
     const std::string p =
         (fs::temp_directory_path() / ("actgrad_dispatch_" + std::to_string(getpid()) + "_" + name)).string();
@@ -531,6 +543,108 @@ TEST_F(Dispatch, EnvTableThatIsNotARegularFileFallsBack) {
     EXPECT_NE(err.find(path == big ? "16 MiB" : "not a regular file"), std::string::npos) << err;
     EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
     EXPECT_EQ(ActiveTable().machine_id, "default");
+  }
+}
+
+// Issue 48 item 2: this machine's table in the user cache
+// (ACTGRAD_TABLE_CACHE here) comes after ACTGRAD_TILING_TABLE and before the
+// compiled-in tables.
+TEST_F(Dispatch, UserCacheTableOfThisMachineIsUsed) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  ASSERT_TRUE(fs::create_directories(cache_));
+  const std::string path = cache_ + "/" + MachineId() + ".json";
+  std::ofstream(path) << TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}, MachineId()).dump(2);
+  ::testing::internal::CaptureStderr();
+  ReloadTilingTable();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(ActiveTable().source, "cache:" + path);
+  EXPECT_EQ(ActiveTable().reason, "user cache (this machine's id)");
+  EXPECT_EQ(ActiveTable().machine_id, MachineId());
+  EXPECT_EQ(ActiveTable().entries, 1u);
+  const KernelChoice c = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig);
+  EXPECT_EQ(c.variant, scalar);
+  EXPECT_TRUE(c.from_table);
+  // Another machine id (the override) looks for its own file.
+  ReloadTilingTable("no-such-machine", "no-such-isa");
+  EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+  std::ofstream(cache_ + "/no-such-machine.json") << TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}, "no-such-machine").dump(2);
+  ReloadTilingTable("no-such-machine", "no-such-isa");
+  EXPECT_EQ(ActiveTable().source, "cache:" + cache_ + "/no-such-machine.json");
+  // ACTGRAD_TILING_TABLE still wins.
+  const Variant* other = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone);
+  const std::string env = Write("env.json", TableJson({EntryJson(*other, "contig", 16, 1, 0)}).dump(2));
+  setenv("ACTGRAD_TILING_TABLE", env.c_str(), 1);
+  ReloadTilingTable();
+  EXPECT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+  EXPECT_EQ(ActiveTable().source, "env:" + env);
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig).variant, other);
+  // A bad ACTGRAD_TILING_TABLE falls back to the cache's table.
+  setenv("ACTGRAD_TILING_TABLE", "/nonexistent/actgrad/table.json", 1);
+  ::testing::internal::CaptureStderr();
+  ReloadTilingTable();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ignoring ACTGRAD_TILING_TABLE"), std::string::npos) << err;
+  EXPECT_EQ(ActiveTable().source, "cache:" + path);
+}
+
+TEST_F(Dispatch, MissingUserCacheTableIsSilent) {
+  for (bool make_dir : {false, true}) {
+    SCOPED_TRACE(make_dir ? "empty directory" : "no directory");
+    if (make_dir) fs::create_directories(cache_);
+    ::testing::internal::CaptureStderr();
+    ReloadTilingTable();
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+  }
+}
+
+TEST_F(Dispatch, BadUserCacheTablesFallBackWithOneMessage) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  const std::string id = "test-cache-machine";
+  const std::string good = TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}, id).dump(2);
+  json atlas = json::parse(good);
+  atlas["backend"] = "atlas-model";
+  const std::string path = cache_ + "/" + id + ".json";
+  struct Case {
+    std::string what, text, says;
+  };
+  const std::vector<Case> cases = {
+      {"corrupt JSON", good.substr(0, good.size() / 3), path},
+      {"foreign machine id", TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}, "other-machine").dump(2),
+       "is not this machine's"},
+      {"not a CPU table", atlas.dump(), "not a CPU table"},
+      {"oversized", "", "16 MiB"},
+      {"a directory", "", "not a regular file"},
+      {"unreadable", good, path},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    fs::remove_all(cache_);
+    ASSERT_TRUE(fs::create_directories(cache_));
+    if (c.what == "a directory") {
+      fs::create_directory(path);
+    } else {
+      std::ofstream(path) << c.text;
+      if (c.what == "oversized") fs::resize_file(path, tables::kMaxTableBytes + 1);
+      if (c.what == "unreadable") {
+        if (geteuid() == 0) continue;  // root reads a mode-000 file: nothing to test
+        fs::permissions(path, fs::perms::none);
+      }
+    }
+    ::testing::internal::CaptureStderr();
+    ReloadTilingTable(id, "no-such-isa");
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("ignoring the user-cache table"), std::string::npos) << err;
+    EXPECT_NE(err.find(path), std::string::npos) << err;
+    EXPECT_NE(err.find(c.says), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+    EXPECT_EQ(ActiveTable().machine_id, "default");
+    const KernelChoice k = ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig);
+    ASSERT_NE(k.variant, nullptr);
+    EXPECT_NE(k.variant, scalar);
   }
 }
 

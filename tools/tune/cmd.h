@@ -35,6 +35,7 @@ struct Flags {
   std::string check_points = "both";
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false, check = false, force = false;
+  bool install = false;  // also copy the table to the user cache (UserTableCacheDir)
   double tolerance_pct = 100 * kCheckTolerance;
   uint64_t seed = 1;
   int threads = 0, reps = 0, placements = 0, device = 0;

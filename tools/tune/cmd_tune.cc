@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <map>
 
+#include <unistd.h>
+
+#include "tiling/dispatch.h"
+#include "tiling/table.h"
 #include "tools/tune/cmd.h"
 #include "tools/tune/log.h"
 #include "tools/tune/measurement_key.h"
@@ -209,6 +213,46 @@ int WriteTable(Context& s, const RunPaths& paths, const MeasurementLog& log, Tun
   return 0;
 }
 
+// --install: this machine's table in the user cache (UserTableCacheDir),
+// whose directory is made before measuring, so that a run does not end with
+// nowhere to install.
+int PrepareInstall(const Context& s, std::string* path) {
+  const std::string dir = UserTableCacheDir();
+  if (dir.empty()) {
+    std::fprintf(stderr, "actgrad-tune: --install: no user cache directory (ACTGRAD_TABLE_CACHE, XDG_CACHE_HOME and "
+                         "HOME are unset)\n");
+    return 2;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    std::fprintf(stderr, "actgrad-tune: --install: cannot create the directory %s: %s\n", dir.c_str(),
+                 ec ? ec.message().c_str() : "it is not a directory");
+    return 2;
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    std::fprintf(stderr, "actgrad-tune: --install: cannot write in %s\n", dir.c_str());
+    return 2;
+  }
+  *path = dir + "/" + s.backend->MachineId() + ".json";
+  return 0;
+}
+
+// Copies the table written to `out` (validated again) to `path` atomically
+// (tables::SaveTableFile: a temporary file in the directory, fsync, rename).
+int Install(const std::string& out, const std::string& path) {
+  tables::Table t;
+  std::string err;
+  if (!tables::LoadTableFile(out, &t, &err) || !tables::SaveTableFile(path, t, &err)) {
+    std::fprintf(stderr, "actgrad-tune: --install: cannot install the table: %s\n", err.c_str());
+    return 1;
+  }
+  std::printf("installed %s: the library uses it on this machine without a rebuild (before the compiled-in tables; "
+              "ACTGRAD_TILING_TABLE still overrides)\n",
+              path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int Tune(Context& s) {
@@ -216,6 +260,9 @@ int Tune(Context& s) {
   RunPaths paths;
   if (const int rc = PlanPaths(s, &paths)) return rc;
   if (s.flags.dry_run) return DryRun(s, paths);
+  std::string install;
+  if (s.flags.install)
+    if (const int rc = PrepareInstall(s, &install)) return rc;
 
   const MeasurementKey key = MeasurementKey::Current(GitCommit(), s.backend->MachineId());
   MeasurementLog log;
@@ -253,7 +300,8 @@ int Tune(Context& s) {
                  s.gate.absent().size(), s.gate.source().c_str());
   }
   AddProvenance(s, paths, key, wall, load_start, &res.table);
-  return WriteTable(s, paths, log, res, wall);
+  if (const int rc = WriteTable(s, paths, log, res, wall)) return rc;
+  return install.empty() ? 0 : Install(paths.out, install);
 }
 
 }  // namespace actgrad::tune::cmd

@@ -33,6 +33,10 @@ void AddRunFlags(CLI::App& app, cmd::Flags* f) {
   app.add_option("--out", f->out,
                  "Table to write (default tiling/tables/<machine-id>.json); a table of this machine there is merged "
                  "into: the run's cells replace theirs, the other entries are kept");
+  app.add_flag("--install", f->install,
+               "After writing --out, copy the table atomically to this machine's user cache "
+               "($ACTGRAD_TABLE_CACHE, else $XDG_CACHE_HOME/actgrad/tables, else ~/.cache/actgrad/tables; "
+               "<machine-id>.json), which the library uses without a rebuild (cpu backend only)");
   app.add_flag("--force", f->force,
                "Replace an --out file that is not a valid table of this machine and backend (default: refuse)");
   app.add_option("--log", f->log,
@@ -103,6 +107,12 @@ int Main(int argc, char** argv) {
   if (merge_cmd->parsed()) return cmd::Merge(merge);
   if (fit_cmd->parsed()) return cmd::FitRules(fit);
 
+  if (flags.install && (flags.backend != "cpu" || !flags.shard.empty() || flags.check || flags.dry_run ||
+                        !flags.verify.empty())) {
+    std::fprintf(stderr, "actgrad-tune: --install is for a tuning run of the cpu backend (not --shard, --check, "
+                         "--dry-run or --verify)\n");
+    return 2;
+  }
   flags.command = "actgrad-tune";
   for (int i = 1; i < argc; ++i) flags.command += std::string(" ") + argv[i];
   cmd::Context context;

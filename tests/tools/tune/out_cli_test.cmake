@@ -2,7 +2,8 @@
 # written is refused before measuring; a partial run merges into the table of
 # its machine (also at the default --out of a source tree); another machine's or
 # an invalid table is refused without --force and replaced with it; a selection
-# with no cells writes nothing. Every table is under ${WORK}.
+# with no cells writes nothing; --install copies the table to the user cache.
+# Every table is under ${WORK}.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(tiny --ops softshrink --dtypes f16 --no-accuracy-gate --plain)
@@ -138,5 +139,33 @@ foreach(name other bad)
     message(FATAL_ERROR "${name}.json with --force: not replaced by the run's table:\n${forced}")
   endif()
 endforeach()
+
+# --install (issue 48 item 2): after --out, the table is copied to the user
+# cache (ACTGRAD_TABLE_CACHE here), the directory made; a directory that
+# cannot be made is refused before measuring; not with --shard.
+macro(tune_cached cache)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ACTGRAD_TABLE_CACHE=${cache} ${TUNE} ${ARGN}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endmacro()
+tune_cached(${WORK}/cache/tables ${one_cell} --out ${WORK}/installed.json --install)
+expect_rc(0 "--install")
+set(cached ${WORK}/cache/tables/${machine}.json)
+if(NOT EXISTS ${cached} OR NOT out MATCHES "installed ${cached}")
+  message(FATAL_ERROR "--install: no ${cached}, or not said:\n${out}\n${err}")
+endif()
+file(READ ${cached} got)
+file(READ ${WORK}/installed.json want)
+if(NOT got STREQUAL want)
+  message(FATAL_ERROR "--install: the cached table differs from --out:\n${got}\nwant\n${want}")
+endif()
+tune_cached(${WORK}/afile/tables ${tiny} --sizes 4K --layouts contig --budget 3s --out ${WORK}/installed2.json
+  --install --log ${WORK}/refused.log.jsonl)
+expect_rc(2 "--install under a regular file")
+if(NOT err MATCHES "cannot create the directory" OR EXISTS ${WORK}/refused.log.jsonl)
+  message(FATAL_ERROR "--install under a regular file: no message or measured:\n${err}")
+endif()
+tune_cached(${WORK}/cache/tables ${tiny} --sizes 4K --layouts contig --budget 3s --shard 1/2 --install
+  --log ${WORK}/refused.log.jsonl)
+expect_rc(2 "--install with --shard")
 expect_no_tmp("end")
-message(STATUS "ok: --out checked, merged, refused and forced")
+message(STATUS "ok: --out checked, merged, refused and forced; --install")

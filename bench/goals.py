@@ -30,7 +30,7 @@ repetitions are spread over the run like every other benchmark's); with
 --counters, the programs' own pct_of_bandwidth counters (the limit measured
 once per process at first use) are used instead.
 
-The goals (issue 17; N = 16M, 64K and 4K elements):
+The goals (N = 16M, 64K and 4K elements):
   G1  N=16M, 1 and 2 threads, every op and float dtype: >= 90 % of the in-run
       limit (pct_of_bandwidth: best of stream_plain / stream_nt, same n, threads)
   G2  N=64K, 1 thread, f32: SELU, Hardswish, Softshrink, LogitGrad >= 85 % of
@@ -40,7 +40,7 @@ The goals (issue 17; N = 16M, 64K and 4K elements):
       SELU, Hardswish and Softshrink >= 2x
   G4  N=4K, 1 thread, f32, through the API (phase one + phase two +
       synchronize: api/<op>.f32.contig.both): every op >= 1.5x PyTorch
-The goals of issue 21 (views: tools/inputs/views.h; API phase2 items/s):
+The goals of the views (tools/inputs/views.h; API phase2 items/s):
   V1  layouts strided (views whose innermost dimension is contiguous for 64
       elements) and bcast (a [n/64, 1] self broadcast along rows): >= 80 %
       of the contiguous API's speed (api/<op>.<dtype>.contig.phase2, same
@@ -375,7 +375,7 @@ def goal_rows(F):
             ratio_goal("G3", op, dt, N64K, 1, 3.0 if op in ("gelu_bwd", "logit_grad") else 2.0)
     for op in OPS:
         ratio_goal("G4", op, "f32", N4K, 1, 1.5, phase="both", only="torch")
-    # issue 21: views
+    # Views
     for layout in ("strided", "bcast"):
         for n in (N64K, N16M):
             for thr in (1, 2):

@@ -1,5 +1,5 @@
 // actgrad-memory-pieces-probe: what a transposed view's memory traffic costs
-// on this machine, without the library (issue 21). A transpose reads or writes one side in pieces: this times
+// on this machine, without the library. A transpose reads or writes one side in pieces: this times
 // those pieces alone, one thread, buffers of --mb MB per operand laid out as
 // 1024 rows (the benchmarks' transposed geometry: out rows 64 KB apart at
 // 64 MB), each loop the median of --reps rounds:

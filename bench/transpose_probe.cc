@@ -1,5 +1,5 @@
-// actgrad-transpose-probe: what bounds a fully transposed view (issue 21,
-// docs/performance.md "Views"). On the benchmarks' transposed geometry (g and
+// actgrad-transpose-probe: what bounds a fully transposed view
+// (docs/performance.md "Views"). On the benchmarks' transposed geometry (g and
 // x are [n/cols_in, cols_in] buffers read as their transpose, out is
 // contiguous) it times, on one thread, interleaved, median of --reps:
 //

@@ -1,6 +1,6 @@
 """Do two tiling tables choose alike? (``report tables-agree A.json B.json``)
 
-For issue 16's reproducibility goal: two independent ``actgrad-tune --fresh``
+For the reproducibility goal: two independent ``actgrad-tune --fresh``
 runs of one machine should choose the same (variant, thread rule, store type)
 in nearly every cell. Per cell both tables have (op, dtype, GELU mode, layout,
 octave): the variant, the threads each entry runs at its tuned size on the

@@ -1,4 +1,4 @@
-// The views the benchmarks run on (issue 21): the one definition is
+// The views the benchmarks run on: the one definition is
 // tools/inputs/views.h (shared with actgrad-tune's layouts); these are its
 // names as the benchmark code spells them. See views.h for the geometry of
 // contig, strided, bcast and transposed.

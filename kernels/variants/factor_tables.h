@@ -1,4 +1,4 @@
-// Exact factor tables for the 16-bit ops (issue 17). For fp16 and bf16 every
+// Exact factor tables for the 16-bit ops. For fp16 and bf16 every
 // op but Softshrink is out = g * factor(x) with a factor of the one 16-bit
 // input x, so the factor can be looked up instead of computed: 65,536 fp32
 // entries (256 KiB) indexed by x's bit pattern, each the double-precision

@@ -74,7 +74,7 @@ def assert_bad_input(r, *words):
         assert str(w).lower() in lines[0].lower(), (w, r)
 
 
-# -- PostgreSQL (issue 18, part 2): a local server for the whole session ------------------------
+# -- PostgreSQL: a local server for the whole session ------------------------
 # ACTGRAD_TEST_POSTGRES_URL names a server to use instead (a fresh schema per test is made and
 # dropped there). Without it a throw-away server is started (pgserver.py). When none can be had
 # the PostgreSQL tests skip, except in CI (CI=true) and under scripts/test

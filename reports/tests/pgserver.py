@@ -1,4 +1,4 @@
-"""A throw-away PostgreSQL server for the history tests (issue 18, part 2).
+"""A throw-away PostgreSQL server for the history tests.
 
 Debian's postgresql (scripts/setup-deps installs it) is started in a new
 temporary directory: its own data directory (initdb), listening only on a

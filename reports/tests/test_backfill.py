@@ -1,4 +1,4 @@
-"""Issue 18, part 1: ``report history run`` on a throw-away repository of three commits whose
+"""``report history run`` on a throw-away repository of three commits whose
 "benchmark" is a tiny Python script (no C++ build): records each commit with its date, skips
 those already recorded (so an interrupted range resumes), records a failed build as such and
 goes on, and regenerates the dashboard, which shows the failure."""

@@ -1,4 +1,4 @@
-"""Hostile JSON (issue 20, defect 10): nesting 100,000 deep, numbers too big for
+"""Hostile JSON: nesting 100,000 deep, numbers too big for
 a float or for Python's int parser, NaN and Infinity, missing fields, empty
 and binary files. Each one, to every command, in a real process: exit 2, one
 message naming the file, no traceback, nothing written."""

@@ -1,4 +1,4 @@
-"""Bad --db and output paths (issue 20, defect 10): a directory, a read-only
+"""Bad --db and output paths: a directory, a read-only
 mount, a missing or foreign database for a reader, an unwritable output. Each
 is exit 2 with one message naming the path; a reader never creates or changes
 the database; a writer that fails leaves it as it was."""

@@ -1,4 +1,4 @@
-"""Issue 18, part 3: the change-point detector's bugs, its goal, the noise flag, the evaluation.
+"""The change-point detector's bugs, its goal, the noise flag, the evaluation.
 
 Each bug of the issue has its test; the goal (3 % steps at cv 2 % caught in
 >= 90 % of series, <= 1 false alarm per 100 series of noise) is checked on a

@@ -1,4 +1,4 @@
-"""Issue 18, part 4: per-benchmark thresholds from a config file, the geometric mean's 95 %
+"""Per-benchmark thresholds from a config file, the geometric mean's 95 %
 confidence interval, and "not enough data" below 9 repetitions."""
 
 import json

@@ -1,4 +1,4 @@
-"""The history database on both backends (issue 18, part 2): SQLite and a real PostgreSQL server
+"""The history database on both backends: SQLite and a real PostgreSQL server
 (conftest.py starts one; in CI these tests never skip). Two writers at once, and a writer killed
 in the middle of its transaction: nothing half-written."""
 

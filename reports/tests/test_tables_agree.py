@@ -1,4 +1,4 @@
-"""report tables-agree: two tables' choices per cell (issue 16's reproducibility)."""
+"""report tables-agree: two tables' choices per cell."""
 import json
 
 import pytest

@@ -1,4 +1,4 @@
-"""Peer benchmarks on views (issue 21): peer/<peer>.<op>.<dtype>.<layout> beside the contiguous
+"""Peer benchmarks on views: peer/<peer>.<op>.<dtype>.<layout> beside the contiguous
 peer/<peer>.<op>.<dtype>; the names parse with their layout, and the reports (plot, compare,
 stability) take files that have them; the contiguous comparisons keep using the contiguous peer."""
 

@@ -1,7 +1,7 @@
 """bench/goals.py on a small Google Benchmark fixture: goals met and missed
 (G1 % of the in-run limit, G2/G3 ratios to the faster peer, fp16 against the
 peers' bf16, G4 whole API calls against PyTorch; the view goals V1-V3 of
-issue 21 against the contiguous API and PyTorch on the same view), the shipping
+against the contiguous API and PyTorch on the same view), the shipping
 choice against the best variant, benchmarks that are missing or failed,
 files that cannot be read (a clear one-line error, no traceback), and merged
 files whose benchmarks ran at several placements in two processes."""
@@ -249,7 +249,7 @@ def test_the_median_is_over_every_process(tmp_path):
     assert gelu["target"] == ">= 3x dnnl" and gelu["shipping (phase2)"] == "3.75x"
 
 
-# -- issue 21: views (V1-V3) ------------------------------------------------------------------
+# -- views (V1-V3) ----------------------------------------------------------------------------
 
 def views_doc():
     """api/<op>.<dtype>.<layout>.phase2 against the contiguous API and peer/torch...<layout>."""

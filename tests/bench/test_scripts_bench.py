@@ -105,7 +105,7 @@ def test_dry_run_lists_only_the_selection(env):
             else:
                 assert thr == 1
     assert kinds == {"roof", "api", "peer", "variant"}
-    # The views (issue 21): the API and PyTorch on the same views, at 64K and 16M; the contiguous peer at every size.
+    # The views: the API and PyTorch on the same views, at 64K and 16M; the contiguous peer at every size.
     subjects = {s for _, s, _, _ in parse(api)}
     for layout in ("strided", "bcast", "transposed"):
         assert f"gelu_bwd.f32.{layout}.phase2" in subjects and f"torch.gelu_bwd.bf16.{layout}" in subjects, layout

@@ -1,6 +1,6 @@
 // Writes the API fuzz target's seed corpus (tests/fuzz/corpus/api/): valid
 // calls of every op and dtype, layouts and launch options, each class of bad
-// input, and the reproductions of the defects of issue 20. Each seed is a
+// input, and reproductions of hostile inputs (overflowing strides and spans). Each seed is a
 // program (api_program.h) encoded by the same file the target decodes with.
 //   build-fuzz/tests/fuzz/actgrad-api-seeds tests/fuzz/corpus/api
 #include <cstdio>
@@ -155,7 +155,7 @@ std::vector<std::pair<std::string, Program>> Seeds() {
   s.push_back({"lambd-null", With(Same(ApiOp::kSoftshrink, F32, {2}), [](Program& p) { p.null_lambd = true; })});
   s.push_back({"lambd-double", With(Same(ApiOp::kSoftshrink, F32, {2}), [](Program& p) { p.lambd_dtype = F64; })});
 
-  // ---- issue 20: the API defects (each must be refused in phase one with 161002)
+  // ---- hostile views (each must be refused in phase one with 161002)
   s.push_back({"defect-f16-input-stride-2p62",
                P(ApiOp::kSelu, View(F16, {5}, {k2p62}, 0, {1}), T(F16, {5}), T(F16, {5}))});
   s.push_back({"defect-f16-output-stride-2p62",

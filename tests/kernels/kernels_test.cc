@@ -93,8 +93,8 @@ Operands MakeOperands(Op op, DType t, size_t n, uint64_t seed) {
       }
       if (i % 13 == 5) x = xs[(i / 13) % std::size(xs)];
       if (i % 29 == 11) g = gs[(i / 29) % std::size(gs)], x = 0.5;
-      // Extreme g against tiny factors and the overflow threshold (issue 20
-      // defect 11): GELU's negative tail, SELU's y = -alpha*scale, Hardswish
+      // Extreme g against tiny factors and the overflow threshold: GELU's
+      // negative tail, SELU's y = -alpha*scale, Hardswish
       // at 1.5 + 1 ulp, GELU's f = 1 + 4e-8 at x = 5.7.
       if (i % 31 == 17) {
         const double mx = t == DType::kF16 ? 65504.0 : t == DType::kBF16 ? 0x1.fep127 : 0x1.fffffep127;

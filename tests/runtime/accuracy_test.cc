@@ -403,7 +403,7 @@ TEST_P(Edges, GeluLimits) {
   }
 }
 
-// Issue 20 defect 11: an infinite gradient against GELU's tiny negative-tail
+// An infinite gradient against GELU's tiny negative-tail
 // factor. The double reference's factor is non-zero down to x = -38.6 (erf)
 // and -21.5 (tanh), so g = +-Inf gives -+Inf there, though an fp32 factor
 // underflows from x = -14 (and the approximations flush it earlier); only

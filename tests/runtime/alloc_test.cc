@@ -1,5 +1,5 @@
 // actgrad_api_alloc_test: a complete call on contiguous tensors (phase one,
-// phase two, aclrtSynchronizeStream) allocates nothing once warm (issue 17:
+// phase two, aclrtSynchronizeStream) allocates nothing once warm (the
 // per-call cost). Its own program: it replaces the global operator new to
 // count every allocation the process makes (the library's std::vector,
 // std::string, std::function, unordered containers all allocate through it).

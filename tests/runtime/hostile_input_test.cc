@@ -1,4 +1,4 @@
-// Hostile input (issue 20, defects 1 and 2): tensor descriptors whose sizes,
+// Hostile input: tensor descriptors whose sizes,
 // spans or byte addresses overflow int64, dtype/format values that are no
 // enumerator, and executors launched or destroyed from several threads at
 // once. Every bad call returns 161002 with a message naming the op and the

@@ -1,4 +1,4 @@
-// Phase two's view paths (runtime/plan.h PlanPath; issue 21 item 5), every op
+// Phase two's view paths (runtime/plan.h PlanPath), every op
 // and dtype against the double reference:
 //  kFlat   contiguous operands at offsets, fully reversed views;
 //  kRuns   inner-run views (4-d with two outer dims swapped, slices of larger

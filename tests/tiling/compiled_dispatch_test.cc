@@ -7,9 +7,7 @@
 // a cap of 1 its one-thread choice where the rule wants more threads, and the
 // default where this CPU cannot run the entry's variant; a streaming-store
 // (.nt) choice takes its plain twin where a thread's share of the call (3
-// tensors of n elements) fits one core's L2. (Until the thread
-// rules of issue 16 this file replayed a recording of the schema-2 dispatch;
-// the re-tuned tables choose differently by design.)
+// tensors of n elements) fits one core's L2.
 #include <gtest/gtest.h>
 #include <omp.h>
 

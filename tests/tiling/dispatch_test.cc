@@ -479,8 +479,8 @@ TEST_F(Dispatch, BadEnvTablesFallBackWithAMessage) {
       {"not a CPU table", atlas.dump()},
       {"empty", ""},
   };
-  // Issue 20, defects 3-5: a number that overflows, deep nesting, wrong
-  // types; each was a crash or a silent truncation.
+  // A number that overflows, deep nesting, wrong types: each is refused
+  // with a message, never a crash or a silent truncation.
   std::string overflow = good;
   overflow.replace(overflow.find("1.0"), 3, "1e999");
   std::string deep = good;
@@ -546,7 +546,7 @@ TEST_F(Dispatch, EnvTableThatIsNotARegularFileFallsBack) {
   }
 }
 
-// Issue 48 item 2: this machine's table in the user cache
+// This machine's table in the user cache
 // (ACTGRAD_TABLE_CACHE here) comes after ACTGRAD_TILING_TABLE and before the
 // compiled-in tables.
 TEST_F(Dispatch, UserCacheTableOfThisMachineIsUsed) {

@@ -1,4 +1,4 @@
-// The views the benchmarks run on and the tuner measures (issue 21): one
+// The views the benchmarks run on and the tuner measures: one
 // definition of each layout's geometry, shared by the API benchmark
 // (api/<op>.<dtype>.<layout>.<phase>), the peers on the same views
 // (peer/<peer>.<op>.<dtype>.<layout>) and actgrad-tune's layouts. Every

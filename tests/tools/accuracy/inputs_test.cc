@@ -141,7 +141,7 @@ TEST(Inputs, ReferenceMatchesTheSpecFormulas) {
   }
 }
 
-// Issue 20 defect 11: the g-sweep holds g = +-Inf, +-max and NaN against the
+// The g-sweep holds g = +-Inf, +-max and NaN against the
 // tails, with the references the rule needs there: -+Inf down to GELU's last
 // non-zero factor (x = -38.6 erf, -21.5 tanh), NaN below it.
 TEST(Inputs, GSweepCoversInfiniteGradientInGeluTail) {

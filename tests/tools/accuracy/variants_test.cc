@@ -66,7 +66,7 @@ TEST_P(EveryVariant, MeetsClaimAndCommittedVerdict) {
                                << (v.claimed_max_err > 0 ? "" : " (exact: held to the rule)") << ", measured "
                                << r.g1_max_err << " with g = 1 (allowed " << r.claim_allowance
                                << "); rule: " << (r.pass ? "pass" : r.first_failure);
-    // Issue 20 defect 11: the g-sweep (g = +-Inf, +-max, NaN over the tails
+    // The g-sweep (g = +-Inf, +-max, NaN over the tails
     // of x) holds for every variant, shippable or not.
     EXPECT_EQ(r.special_mismatch, 0u) << v.name << ": NaN/Inf not where the reference has them: " << r.first_failure;
     if (v.target == "scalar") EXPECT_TRUE(r.pass) << v.name << " (scalar) is not shippable: " << r.first_failure;

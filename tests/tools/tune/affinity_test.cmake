@@ -1,4 +1,4 @@
-# Thread rules carry to more cores (issue 16): tune the same cells under one
+# Thread rules carry to more cores: tune the same cells under one
 # core (taskset -c 0) and under two (taskset -c 0,1), then run both tables on
 # two cores: at 16M elements the one-core table must use both cores where the
 # two-core table does. Skips (exit 77) on a machine with one CPU or without

@@ -158,7 +158,7 @@ TEST(CpuBackend, CandidatesPointsAndMeasure) {
   EXPECT_THROW(be.Measure(bad, be.Default(bad), 1, 0.0005), std::runtime_error);
 }
 
-// Issue 22: the operands sit at the placement's offsets within their pages
+// The operands sit at the placement's offsets within their pages
 // (contiguous and broadcast cells, switching placements back and forth), and
 // the kernel measured reads g and x and writes out there.
 TEST(CpuBackend, OperandsSitAtThePlacementOffsets) {

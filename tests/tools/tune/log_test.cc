@@ -163,8 +163,8 @@ std::string Line(int rep, const std::string& field, const std::string& value) {
   return s.replace(s.find("\"@V@\""), 5, value);
 }
 
-// Issue 20 (minor): "ns": [-1e300] was replayed as a measurement, and wrong
-// types were truncated (round 2.5 -> 2, rep true -> 1). Such lines are
+// A line with "ns": [-1e300], or with wrong types that would truncate
+// (round 2.5 -> 2, rep true -> 1), is not a measurement: such lines are
 // skipped, each with a message naming the line.
 TEST(Log, RecordsWithBadFieldsAreSkipped) {
   const nlohmann::json cfg = {{"x", 5}};
@@ -198,7 +198,7 @@ TEST(Log, RecordsWithBadFieldsAreSkipped) {
   EXPECT_EQ(log.problems()[9], p + ":12: \"sec\" is missing or not a finite number >= 0");
 }
 
-// Issue 22: each line records the placement its sample was taken at; lines
+// Each line records the placement its sample was taken at; lines
 // without one (logs before search_version 9) read as placement 0, and a
 // placement that is no index is a bad field like the others.
 TEST(Log, PlacementIsRecordedAndOptional) {

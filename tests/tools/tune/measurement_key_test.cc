@@ -1,4 +1,4 @@
-// The measurement key (issue 16, item 4): equality and hash, the fields that
+// The measurement key: equality and hash, the fields that
 // differ, and a resume against a log of another key: the old log is kept
 // aside (never overwritten) and the run starts fresh; the same key replays.
 #include <gtest/gtest.h>

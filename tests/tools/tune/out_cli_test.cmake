@@ -1,4 +1,4 @@
-# actgrad-tune --out end to end (issue 20, defects 7-9): a path that cannot be
+# actgrad-tune --out end to end: a path that cannot be
 # written is refused before measuring; a partial run merges into the table of
 # its machine (also at the default --out of a source tree); another machine's or
 # an invalid table is refused without --force and replaced with it; a selection
@@ -140,7 +140,7 @@ foreach(name other bad)
   endif()
 endforeach()
 
-# --install (issue 48 item 2): after --out, the table is copied to the user
+# --install: after --out, the table is copied to the user
 # cache (ACTGRAD_TABLE_CACHE here), the directory made; a directory that
 # cannot be made is refused before measuring; not with --shard.
 macro(tune_cached cache)

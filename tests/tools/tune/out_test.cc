@@ -1,4 +1,4 @@
-// The table a run writes (--out, issue 20 defects 7-9): the check before
+// The table a run writes (--out): the check before
 // measuring and the merge into an existing table of the same machine.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

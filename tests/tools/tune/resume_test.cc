@@ -176,7 +176,7 @@ TEST_F(Resume, AFinishedRunReplaysWithoutMeasuring) {
   ExpectSameChoices(reference_.table, r.table);
 }
 
-// Issue 22: with times that depend on the placement, a run that crashes and
+// With times that depend on the placement, a run that crashes and
 // resumes replays the logged samples at their placements (final round:
 // repetition r at r % 4, the rest at 0) and ends with the uninterrupted
 // run's table; a log line whose placement is not the one its sample is

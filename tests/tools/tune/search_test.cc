@@ -336,7 +336,7 @@ TEST(Search, PlacementOrderGroupsByPlacementAndKeepsTheShuffle) {
   EXPECT_EQ(PlacementList(1), "0");
 }
 
-// Issue 22: v3 is fast on placement 0 only (the layout the halving measures
+// v3 is fast on placement 0 only (the layout the halving measures
 // on: there it beats v2 by 10 %) and 27 % slower on the others; v2 is
 // steady. The final round spreads every finalist's samples over placements
 // 0..3 and picks v2; with one placement the lucky layout decides for v3.

@@ -1,4 +1,4 @@
-# actgrad-tune --shard K/N and merge end to end (issue 16, items 4 and 5): a
+# actgrad-tune --shard K/N and merge end to end: a
 # tiny run (softshrink f16 4K, two series: contig and bcast) in two shards,
 # merged into one table; bad --shard values, merge refusals, and a resume
 # under another measurement key. Everything is under ${WORK}.

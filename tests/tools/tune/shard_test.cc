@@ -1,4 +1,4 @@
-// Tuning a fleet (issue 16, item 5): --shard K/N assigns whole series to
+// Tuning a fleet: --shard K/N assigns whole series to
 // shards (every series exactly once, deterministically, balanced by weight),
 // and `merge` joins the shard tables or refuses them with a message.
 #include <gtest/gtest.h>

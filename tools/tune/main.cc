@@ -3,7 +3,7 @@
 //   actgrad-tune [--budget 10m] [--quick] [--ops ...] [--dtypes ...] [--sizes 1K-64M]
 //   actgrad-tune --verify tiling/tables/<machine-id>.json
 //   actgrad-tune --check [--check-points both] [--budget 10m]
-//   actgrad-tune --shard K/N [...]             (shard.h; docs/tuning.md "Tuning a fleet")
+//   actgrad-tune --shard K/N [...]             (shard.h; docs/fleet.md)
 //   actgrad-tune merge --out TABLE [--allow-partial] SHARD_TABLE...
 //   actgrad-tune fit-rules TABLE [--out NEW]   (a schema-3 table's thread counts -> thread rules)
 #include <cstdio>

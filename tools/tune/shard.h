@@ -1,4 +1,4 @@
-// Tuning a fleet (docs/tuning.md "Tuning a fleet"):
+// Tuning a fleet (docs/fleet.md):
 // `actgrad-tune --shard K/N` tunes shard K's part of the run, and
 // `actgrad-tune merge` joins the shard tables into one table.
 //

@@ -16,6 +16,7 @@
 #include "fake_backend.h"
 #include "tools/tune/measurement_key.h"
 #include "tools/tune/tuner.h"
+#include "tests/tools/tune/log_stats.h"
 #include "tests/tools/tune/temp_files.h"
 
 // Its own namespace: the tests are built as one unity file, and the other
@@ -100,28 +101,8 @@ TuneRun Tune(const std::string& path, const TuneConfig& cfg_in, const Measuremen
   return r;
 }
 
-struct LogStats {
-  size_t records = 0, distinct = 0, cached = 0;
-  json header;
-};
-
-LogStats Count(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::set<std::tuple<std::string, std::string, int, int>> keys;
-  LogStats s;
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("type", "") == "header") s.header = j;
-    LogRecord r;
-    if (j.is_discarded() || !MeasurementLog::FromJson(j, &r)) continue;
-    ++s.records;
-    s.cached += r.cached;
-    keys.insert({r.cell, r.cand, r.round, r.rep});
-  }
-  s.distinct = keys.size();
-  return s;
-}
+using testing::CountLog;
+using testing::LogStats;
 
 void ExpectSameChoices(const tables::Table& a, const tables::Table& b) {
   ASSERT_EQ(a.entries.size(), b.entries.size());
@@ -160,7 +141,7 @@ TEST(MeasurementCache, AnotherSeedReusesTheSamplesAndWritesACompleteLog) {
   EXPECT_NEAR(b.res.spent_sec, (b.res.measured + b.res.cached) * kSampleSec, 1e-6);
 
   // The new log holds every sample the run used, and names its cache.
-  const LogStats s = Count(path);
+  const LogStats s = CountLog(path);
   EXPECT_EQ(s.records, size_t(b.res.measured + b.res.cached));
   EXPECT_EQ(s.distinct, s.records);
   EXPECT_EQ(s.cached, size_t(b.res.cached));
@@ -188,7 +169,7 @@ TEST(MeasurementCache, AnotherSearchVersionReusesTheSamples) {
   EXPECT_EQ(b.calls, 0);
   EXPECT_EQ(b.res.cached, int(a.calls));
   ExpectSameChoices(a.res.table, b.res.table);
-  EXPECT_EQ(Count(path).records, size_t(a.calls));
+  EXPECT_EQ(CountLog(path).records, size_t(a.calls));
 }
 
 TEST(MeasurementCache, AResumedRunTakesEachCachedSampleOnce) {
@@ -215,7 +196,7 @@ TEST(MeasurementCache, AResumedRunTakesEachCachedSampleOnce) {
   EXPECT_FALSE(second.cache_path.empty()) << "the resumed log finds its cache";
   EXPECT_GT(second.loaded, 0u);
   EXPECT_EQ(first_calls + second.calls, ref.calls);
-  const LogStats s = Count(path), r = Count(ref_path);
+  const LogStats s = CountLog(path), r = CountLog(ref_path);
   EXPECT_EQ(s.records, r.records);
   EXPECT_EQ(s.distinct, s.records);
   EXPECT_EQ(s.cached, r.cached);
@@ -230,7 +211,7 @@ TEST(MeasurementCache, ADifferentMeasurementKeyStartsFresh) {
   EXPECT_NE(b.stale_note.find("git_commit 1234 -> 5678"), std::string::npos) << b.stale_note;
   EXPECT_EQ(b.res.cached, 0);
   EXPECT_EQ(b.res.measured, int(b.calls));
-  EXPECT_EQ(Count(path).records, size_t(b.calls));
+  EXPECT_EQ(CountLog(path).records, size_t(b.calls));
 }
 
 TEST(MeasurementCache, AMeasuredSettingIsStillRefused) {
@@ -261,7 +242,7 @@ TEST(MeasurementCache, ACorruptCacheLineIsSkippedWithAMessage) {
   EXPECT_NE(b.problems[1].find("torn last line"), std::string::npos) << b.problems[1];
   EXPECT_EQ(b.cache_available, size_t(a.calls));
   EXPECT_GT(b.res.cached, 0);
-  const LogStats s = Count(path);
+  const LogStats s = CountLog(path);
   EXPECT_EQ(s.records, size_t(b.res.measured + b.res.cached));
 }
 

@@ -13,6 +13,7 @@
 #include "fake_backend.h"
 #include "tiling/dispatch.h"
 #include "tools/tune/tuner.h"
+#include "tests/tools/tune/log_stats.h"
 #include "tests/tools/tune/temp_files.h"
 
 namespace actgrad::tune {
@@ -36,26 +37,8 @@ TuneConfig SmallConfig() {
   return c;
 }
 
-struct LogStats {
-  size_t records = 0;
-  size_t distinct = 0;
-};
-
-LogStats Count(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::set<std::tuple<std::string, std::string, int, int>> keys;
-  LogStats s;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    LogRecord r;
-    if (j.is_discarded() || !MeasurementLog::FromJson(j, &r)) continue;
-    ++s.records;
-    keys.insert({r.cell, r.cand, r.round, r.rep});
-  }
-  s.distinct = keys.size();
-  return s;
-}
+using testing::CountLog;
+using testing::LogStats;
 
 TuneResult Tune(FakeBackend& be, const std::string& path, bool fresh) {
   const TuneConfig cfg = SmallConfig();
@@ -88,7 +71,7 @@ class Resume : public ::testing::Test {
     ASSERT_GT(total_, 100);
     // cells: selu 3 + gelu 2 modes x 2 layouts x 3 = 15
     ASSERT_EQ(reference_.table.entries.size(), 15u);
-    const LogStats s = Count(TempPath("reference.jsonl"));
+    const LogStats s = CountLog(TempPath("reference.jsonl"));
     ASSERT_EQ(s.records, size_t(total_));
     ASSERT_EQ(s.distinct, size_t(total_));
   }
@@ -104,12 +87,12 @@ TEST_F(Resume, AfterACrashAtAnyPointNothingIsLostOrRepeated) {
     first.crash_after = k;
     EXPECT_THROW(Tune(first, path, true), SimulatedCrash);
     EXPECT_EQ(first.calls, k);
-    EXPECT_EQ(Count(path).records, size_t(k));
+    EXPECT_EQ(CountLog(path).records, size_t(k));
     FakeBackend second;
     const TuneResult r = Tune(second, path, false);
     EXPECT_EQ(first.calls + second.calls, total_);  // no repeated measurement
     EXPECT_EQ(r.replayed, int(k));
-    const LogStats s = Count(path);
+    const LogStats s = CountLog(path);
     EXPECT_EQ(s.records, size_t(total_));   // nothing lost
     EXPECT_EQ(s.distinct, size_t(total_));  // no duplicate
     ExpectSameChoices(reference_.table, r.table);
@@ -131,7 +114,7 @@ TEST_F(Resume, TwoCrashesAndATornLine) {
   FakeBackend c;
   const TuneResult r = Tune(c, path, false);
   EXPECT_EQ(a.calls + b.calls + c.calls, total_);
-  const LogStats s = Count(path);
+  const LogStats s = CountLog(path);
   EXPECT_EQ(s.records, size_t(total_));
   EXPECT_EQ(s.distinct, size_t(total_));
   ExpectSameChoices(reference_.table, r.table);
@@ -157,11 +140,11 @@ TEST_F(Resume, AfterSigkill) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
-  EXPECT_EQ(Count(path).records, size_t(k));
+  EXPECT_EQ(CountLog(path).records, size_t(k));
   FakeBackend be;
   const TuneResult r = Tune(be, path, false);
   EXPECT_EQ(be.calls, total_ - k);
-  const LogStats s = Count(path);
+  const LogStats s = CountLog(path);
   EXPECT_EQ(s.records, size_t(total_));
   EXPECT_EQ(s.distinct, size_t(total_));
   ExpectSameChoices(reference_.table, r.table);

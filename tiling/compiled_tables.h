@@ -24,6 +24,11 @@ struct CompiledTable {
   const char* source;  // the JSON file it came from
   const CompiledEntry* entries;
   size_t count;
+  // The machine facts of its provenance (tiling/fallback.h): vector features
+  // separated by spaces, caches in bytes (0: unknown), cores (0: unknown).
+  const char* features;
+  uint64_t l2, llc;
+  long cores;
 };
 
 extern const CompiledTable kCompiledTables[];

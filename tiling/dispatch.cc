@@ -10,10 +10,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "tiling/compiled_tables.h"
+#include "tiling/fallback.h"
 #include "tiling/size_cells.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
@@ -136,10 +138,10 @@ void FindNearest(Grid* g) {
         }
 }
 
-Active* SelectEntries(const std::string& id_override, const std::string& isa_override);
+Active* SelectEntries(const std::string& id_override, const std::string& isa_override, bool as_new_machine);
 
-Active* Select(const std::string& id_override, const std::string& isa_override) {
-  Active* a = SelectEntries(id_override, isa_override);
+Active* Select(const std::string& id_override, const std::string& isa_override, bool as_new_machine = false) {
+  Active* a = SelectEntries(id_override, isa_override, as_new_machine);
   FindNearest(a->grid.get());
   return a;
 }
@@ -175,10 +177,48 @@ bool LoadUserCacheTable(const std::string& id, std::string* path, tables::Table*
   return true;
 }
 
-Active* SelectEntries(const std::string& id_override, const std::string& isa_override) {
+// A compiled-in table's facts for the fallback chain.
+TableCandidate Candidate(const tables::CompiledTable& t) {
+  TableCandidate c;
+  ParseMachineId(t.machine_id, &c.facts);
+  c.facts.isa_family = t.isa_family;
+  std::istringstream features(t.features ? t.features : "");
+  for (std::string f; features >> f;) c.facts.features.push_back(f);
+  c.facts.l2 = t.l2, c.facts.llc = t.llc, c.facts.cores = t.cores;
+  c.runnable = RunnableEntries(t);
+  return c;
+}
+
+// The compiled-in table the fallback chain picks for machine `id`, into a.
+void AddCompiled(Active* a, const std::string& id, const std::string& isa_override, bool as_new_machine) {
+  MachineFacts me = ThisMachineFacts();
+  ParseMachineId(id, &me);
+  if (!isa_override.empty()) me.isa_family = isa_override;
+  std::vector<TableCandidate> candidates;
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i]));
+  const TablePick chosen = PickTable(me, candidates, as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{});
+  if (chosen.index < 0) return;
+  const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
+  a->info = {t.machine_id, std::string("compiled:") + t.source, chosen.reason, 0};
+  Skipped skipped;
+  for (size_t i = 0; i < t.count; ++i) {
+    const auto& e = t.entries[i];
+    std::optional<Choice> one_thread;
+    if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
+    std::optional<ThreadRule> rule;
+    if (e.grain >= 0) rule = ThreadRule{uint64_t(e.grain)};
+    Add(a, {e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), rule,
+            e.size_lo, e.size_hi},
+        &skipped);
+  }
+  ReportSkipped(a, skipped);
+}
+
+Active* SelectEntries(const std::string& id_override, const std::string& isa_override, bool as_new_machine) {
   auto* a = new Active;
+  const std::string id = id_override.empty() ? MachineId() : id_override;
   // 1. the run-time override, for experiments; a bad file falls back.
-  if (const char* path = std::getenv("ACTGRAD_TILING_TABLE"); path && *path) {
+  if (const char* path = std::getenv("ACTGRAD_TILING_TABLE"); path && *path && !as_new_machine) {
     tables::Table t;
     std::string error;
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
@@ -189,9 +229,8 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
     std::fprintf(stderr, "actgrad: ignoring ACTGRAD_TILING_TABLE: %s; using the next table of the chain\n",
                  error.empty() ? "not a CPU table" : error.c_str());
   }
-  const std::string id = id_override.empty() ? MachineId() : id_override;
   // 2. this machine's own table in the user cache (actgrad-tune --install).
-  {
+  if (!as_new_machine) {
     tables::Table t;
     std::string path, error;
     if (LoadUserCacheTable(id, &path, &t, &error)) {
@@ -202,40 +241,8 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
     if (!error.empty())
       std::fprintf(stderr, "actgrad: ignoring the user-cache table: %s; using the compiled-in table\n", error.c_str());
   }
-  // 3. compiled-in: exact machine id, then ISA family, then the default.
-  const std::string isa = isa_override.empty() ? IsaFamily() : isa_override;
-  const tables::CompiledTable* pick = nullptr;
-  std::string reason;
-  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
-    if (id == tables::kCompiledTables[i].machine_id) pick = &tables::kCompiledTables[i], reason = "exact machine id";
-  // Of several tables of the family (e.g. two AVX-512 CPUs, one with
-  // AVX512-FP16), the one with the most entries this CPU can run.
-  if (!pick && !isa.empty()) {
-    size_t best = 0;
-    for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
-      const auto& t = tables::kCompiledTables[i];
-      if (isa != t.isa_family) continue;
-      const size_t k = RunnableEntries(t);
-      if (!pick || k > best) pick = &t, best = k, reason = "ISA family " + isa;
-    }
-  }
-  for (size_t i = 0; i < tables::kNumCompiledTables && !pick; ++i)
-    if (std::string("default") == tables::kCompiledTables[i].machine_id)
-      pick = &tables::kCompiledTables[i], reason = "portable default";
-  if (!pick) return a;
-  a->info = {pick->machine_id, std::string("compiled:") + pick->source, reason, 0};
-  Skipped skipped;
-  for (size_t i = 0; i < pick->count; ++i) {
-    const auto& e = pick->entries[i];
-    std::optional<Choice> one_thread;
-    if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
-    std::optional<ThreadRule> rule;
-    if (e.grain >= 0) rule = ThreadRule{uint64_t(e.grain)};
-    Add(a, {e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), rule,
-            e.size_lo, e.size_hi},
-        &skipped);
-  }
-  ReportSkipped(a, skipped);
+  // 3. compiled-in: the fallback chain over machine facts (tiling/fallback.h).
+  AddCompiled(a, id, isa_override, as_new_machine);
   return a;
 }
 
@@ -260,13 +267,13 @@ std::string UserTableCacheDir() {
 const ActiveTableInfo& ActiveTable() { return Get()->info; }
 std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->info.source + ")"; }
 
-void ReloadTilingTable(const std::string& id, const std::string& isa) {
+void ReloadTilingTable(const std::string& id, const std::string& isa, bool as_new_machine) {
   bool first = false;  // the first selection is this one (not a default one thrown away, messages and all)
-  std::call_once(g_once, [&] { g_active = Select(id, isa), first = true; });
+  std::call_once(g_once, [&] { g_active = Select(id, isa, as_new_machine), first = true; });
   g_selected.store(true, std::memory_order_release);
   if (first) return;
   Active* old = g_active;
-  g_active = Select(id, isa);
+  g_active = Select(id, isa, as_new_machine);
   g_reloads.fetch_add(1, std::memory_order_relaxed);
   delete old;
 }

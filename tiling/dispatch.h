@@ -47,7 +47,8 @@ Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layo
 struct ActiveTableInfo {
   std::string machine_id;
   std::string source;
-  // "exact machine id", "ISA family x86-avx512", "portable default",
+  // "exact machine id", "same vendor and family, nearest model", "nearest
+  // machine facts in ISA family x86-avx512", "portable default",
   // "ACTGRAD_TILING_TABLE", "user cache (this machine's id)"
   std::string reason;
   size_t entries = 0;
@@ -76,7 +77,10 @@ class ScopedKernelOverride {
 };
 
 // Re-selects the table (as at start-up), optionally pretending to be another
-// machine; for tests and tools. Not thread-safe with running ops.
-void ReloadTilingTable(const std::string& machine_id_override = "", const std::string& isa_override = "");
+// machine; for tests and tools. as_new_machine: as a machine without a table
+// of its own (no ACTGRAD_TILING_TABLE, no user cache, no compiled-in table of
+// its id: what the fallback chain gives it). Not thread-safe with running ops.
+void ReloadTilingTable(const std::string& machine_id_override = "", const std::string& isa_override = "",
+                       bool as_new_machine = false);
 
 }  // namespace actgrad

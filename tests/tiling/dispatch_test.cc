@@ -103,7 +103,7 @@ TEST_F(Dispatch, FallbackChainOverCompiledTables) {
     EXPECT_EQ(ActiveTable().source, std::string("compiled:") + t.source);
     if (std::string(t.machine_id) != "default" && *t.isa_family) {
       ReloadTilingTable("no-such-machine", t.isa_family);
-      EXPECT_EQ(ActiveTable().reason, std::string("ISA family ") + t.isa_family);
+      EXPECT_EQ(ActiveTable().reason, std::string("nearest machine facts in ISA family ") + t.isa_family);
       bool same_family = false;
       for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
         same_family |= ActiveTable().machine_id == tables::kCompiledTables[j].machine_id &&
@@ -238,30 +238,20 @@ TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
   EXPECT_TRUE(c.from_table);
 }
 
-// Of several compiled tables of one ISA family, the fallback takes the one
-// with the most entries this CPU can run.
-TEST_F(Dispatch, IsaFamilyFallbackPrefersTheMostRunnableTable) {
-  auto runnable = [](const tables::CompiledTable& t) {
-    size_t k = 0;
-    for (size_t i = 0; i < t.count; ++i) {
-      const Variant* v = FindVariant(t.entries[i].variant);
-      k += v && v->supported;
-    }
-    return k;
-  };
+// A machine posing as new (actgrad-tune --as-new-machine) never gets the
+// table of its own id, nor ACTGRAD_TILING_TABLE or its user-cache table.
+TEST_F(Dispatch, AsNewMachineHidesTheOwnTable) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  const std::string path = Write("env.json", TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}).dump(2));
+  setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
-    const std::string family = tables::kCompiledTables[i].isa_family;
-    if (family.empty() || std::string(tables::kCompiledTables[i].machine_id) == "default") continue;
-    size_t best = 0;
-    for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
-      if (family == tables::kCompiledTables[j].isa_family) best = std::max(best, runnable(tables::kCompiledTables[j]));
-    testing::internal::CaptureStderr();
-    ReloadTilingTable("no-such-machine", family);
-    testing::internal::GetCapturedStderr();
-    ASSERT_EQ(ActiveTable().reason, "ISA family " + family);
-    for (size_t j = 0; j < tables::kNumCompiledTables; ++j)
-      if (ActiveTable().machine_id == tables::kCompiledTables[j].machine_id)
-        EXPECT_EQ(runnable(tables::kCompiledTables[j]), best) << family << ": " << ActiveTable().machine_id;
+    const auto& t = tables::kCompiledTables[i];
+    if (std::string(t.machine_id) == "default") continue;
+    ReloadTilingTable(t.machine_id, t.isa_family, /*as_new_machine=*/true);
+    EXPECT_NE(ActiveTable().machine_id, t.machine_id);
+    EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
+    EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
   }
 }
 

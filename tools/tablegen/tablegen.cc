@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "tiling/fallback.h"
 #include "tiling/table.h"
 
 using namespace actgrad;
@@ -28,6 +30,28 @@ static std::string Quote(const std::string& s) {
     q += c;
   }
   return q + "\"";
+}
+
+// The fallback chain's facts from a table's provenance (cpu_flags, caches,
+// cores; absent or mistyped fields: unknown), as CompiledTable's
+// initializer fields after `count`.
+static std::string FactsInit(const nlohmann::json& prov) {
+  std::vector<std::string> flags;
+  uint64_t l2 = 0, llc = 0;
+  long cores = 0;
+  if (const auto f = prov.find("cpu_flags"); f != prov.end() && f->is_array())
+    for (const auto& x : *f)
+      if (x.is_string()) flags.push_back(x.get<std::string>());
+  if (const auto c = prov.find("caches"); c != prov.end() && c->is_object())
+    for (const auto& [level, bytes] : c->items()) {
+      if (!bytes.is_number_unsigned() || level == "l1d" || level == "l1i") continue;
+      if (level == "l2") l2 = bytes.get<uint64_t>();
+      llc = std::max(llc, bytes.get<uint64_t>());
+    }
+  if (const auto c = prov.find("cores"); c != prov.end() && c->is_number_unsigned()) cores = c->get<long>();
+  std::string features;
+  for (const auto& f : VectorFeatures(flags)) features += (features.empty() ? "" : " ") + f;
+  return Quote(features) + ", " + std::to_string(l2) + "u, " + std::to_string(llc) + "u, " + std::to_string(cores);
 }
 
 int main(int argc, char** argv) {
@@ -67,7 +91,8 @@ int main(int argc, char** argv) {
       src << "};\n";
     }
     list << "  {" << Quote(t.machine_id) << ", " << Quote(t.IsaFamily()) << ", " << Quote(argv[i]) << ", "
-         << (t.entries.empty() ? "nullptr" : name) << ", " << t.entries.size() << "},\n";
+         << (t.entries.empty() ? "nullptr" : name) << ", " << t.entries.size() << ", " << FactsInit(t.provenance)
+         << "},\n";
   }
   if (!has_default) {
     std::fprintf(stderr, "actgrad-tablegen: no table with machine_id \"default\" (tiling/tables/default.json must be compiled in)\n");

@@ -1,6 +1,6 @@
 """Command line: ``python -m reports <subcommand>`` (``./scripts/report``).
 
-Subcommands: plot, compare, stability, figures, tables-agree, record, dashboard, history run, synth.
+Subcommands: plot, compare, stability, figures, tune-gain, tables-agree, record, dashboard, history run, synth.
 Exit codes: 0 success (compare: no significant regression), 1 compare found a
 significant regression, 2 bad input: a bad file, option, --db or output path,
 or an error of the database itself (read-only, corrupt, unreachable); one line
@@ -229,6 +229,22 @@ def _add_figures(sub):
     s.set_defaults(fn=cmd_figures)
 
 
+def cmd_tune_gain(a):
+    from . import tune_gain
+    return tune_gain.run(a)
+
+
+def _add_tune_gain(sub):
+    s = sub.add_parser("tune-gain", help="what a machine's own table gained over its fallback (scripts/tune)",
+                       description="The rows of actgrad-tune --verify TABLE --against fallback --verify-json FILE "
+                       "as a markdown table (op, dtype, layout x size: fallback time / new time and the verdict) "
+                       "and, with --plot, a heat map. Exit 0, or 2 on bad input.")
+    s.add_argument("gain", metavar="GAIN.json", help="an actgrad-tune --verify-json file")
+    s.add_argument("--md", metavar="FILE", help="write the markdown table here instead of printing it")
+    s.add_argument("--plot", metavar="FILE.png", help="also draw the heat map as a PNG")
+    s.set_defaults(fn=cmd_tune_gain)
+
+
 def _add_tables_agree(sub):
     s = sub.add_parser("tables-agree", help="do two tiling tables choose alike?",
                        description="Per cell both tables have: the same variant, threads at the tuned size "
@@ -332,6 +348,7 @@ def parser():
     _add_compare(sub)
     _add_stability(sub)
     _add_figures(sub)
+    _add_tune_gain(sub)
     _add_tables_agree(sub)
     _add_record(sub, db_default)
     _add_dashboard(sub, db_default)

@@ -18,6 +18,7 @@
 #include "tiling/fallback.h"
 #include "tiling/size_cells.h"
 #include "tiling/machine.h"
+#include "tiling/new_machine.h"
 #include "tiling/table.h"
 #include "variants/thread_pool.h"
 
@@ -189,28 +190,34 @@ TableCandidate Candidate(const tables::CompiledTable& t) {
   return c;
 }
 
-// The compiled-in table the fallback chain picks for machine `id`, into a.
-void AddCompiled(Active* a, const std::string& id, const std::string& isa_override, bool as_new_machine) {
+// The compiled-in table the fallback chain picks for machine `id`
+// (as_new_machine: never the one of its own id); -1: none.
+TablePick PickCompiled(const std::string& id, const std::string& isa_override, bool as_new_machine) {
   MachineFacts me = ThisMachineFacts();
   ParseMachineId(id, &me);
   if (!isa_override.empty()) me.isa_family = isa_override;
   std::vector<TableCandidate> candidates;
   for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i]));
-  const TablePick chosen = PickTable(me, candidates, as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{});
+  return PickTable(me, candidates, as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{});
+}
+
+// A compiled entry as a table's.
+EntryCell ToCell(const tables::CompiledEntry& e) {
+  std::optional<Choice> one_thread;
+  if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
+  std::optional<ThreadRule> rule;
+  if (e.grain >= 0) rule = ThreadRule{uint64_t(e.grain)};
+  return {e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), rule,
+          e.size_lo, e.size_hi};
+}
+
+void AddCompiled(Active* a, const std::string& id, const std::string& isa_override, bool as_new_machine) {
+  const TablePick chosen = PickCompiled(id, isa_override, as_new_machine);
   if (chosen.index < 0) return;
   const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
   a->info = {t.machine_id, std::string("compiled:") + t.source, chosen.reason, 0};
   Skipped skipped;
-  for (size_t i = 0; i < t.count; ++i) {
-    const auto& e = t.entries[i];
-    std::optional<Choice> one_thread;
-    if (e.one_thread_variant) one_thread = Choice{e.one_thread_variant, e.one_thread_split};
-    std::optional<ThreadRule> rule;
-    if (e.grain >= 0) rule = ThreadRule{uint64_t(e.grain)};
-    Add(a, {e.op, e.dtype, e.mode, e.layout, e.octave, Choice{e.variant, e.split}, std::move(one_thread), rule,
-            e.size_lo, e.size_hi},
-        &skipped);
-  }
+  for (size_t i = 0; i < t.count; ++i) Add(a, ToCell(t.entries[i]), &skipped);
   ReportSkipped(a, skipped);
 }
 
@@ -255,6 +262,27 @@ Active* Get() {
 }
 
 }  // namespace
+
+std::optional<NewMachineFallback> FallbackForNewMachine() {
+  const TablePick chosen = PickCompiled(MachineId(), "", /*as_new_machine=*/true);
+  if (chosen.index < 0) return std::nullopt;
+  const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
+  if (t.count == 0) return std::nullopt;
+  NewMachineFallback f;
+  f.table.machine_id = t.machine_id;
+  f.table.provenance = {{"isa_family", t.isa_family}};
+  for (size_t i = 0; i < t.count; ++i) {
+    const EntryCell c = ToCell(t.entries[i]);
+    tables::Entry e;
+    e.op = Op(c.op), e.dtype = DType(c.dtype), e.mode = GeluApprox(c.mode), e.layout = tables::Layout(c.layout);
+    e.octave = c.octave, e.choice = c.best, e.one_thread = c.one_thread, e.rule = c.rule;
+    e.size_lo = c.lo, e.size_hi = c.hi;
+    f.table.entries.push_back(std::move(e));
+  }
+  f.facts = Candidate(t).facts;
+  f.reason = chosen.reason;
+  return f;
+}
 
 std::string UserTableCacheDir() {
   if (const char* d = std::getenv("ACTGRAD_TABLE_CACHE"); d && *d) return d;

@@ -2,7 +2,8 @@
 // line and dispatches):
 //   cmd_merge.cc      `merge`: joins the tables of shards
 //   cmd_fit_rules.cc  `fit-rules`: thread rules for a schema-3 table
-//   cmd_verify.cc     --verify: re-measures a table against the default
+//   cmd_verify.cc     --verify: re-measures a table against the default or the fallback
+//   cmd_which.cc      --which-table: the machine, its table and its fallback
 //   cmd_dry_run.cc    --dry-run: the cells and candidates, nothing measured
 //   cmd_tune.cc       the tuning run (and --check, which runs the same search)
 //   cmd_check.cc      --check's report
@@ -36,6 +37,11 @@ struct Flags {
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false, check = false, force = false;
   bool install = false;  // also copy the table to the user cache (UserTableCacheDir)
+  // Measure as a machine without a table of its own (ReloadTilingTable's
+  // as_new_machine): --check judges the fallback chain's table.
+  bool as_new_machine = false;
+  std::string against = "default";  // --verify's baseline: default | fallback
+  std::string verify_json;           // --verify: also write the rows as JSON here
   double tolerance_pct = 100 * kCheckTolerance;
   uint64_t seed = 1;
   int threads = 0, reps = 0, placements = 0, device = 0;
@@ -70,6 +76,7 @@ struct RunPaths {
 };
 
 int Merge(const MergeFlags& flags);
+int WhichTable();
 int FitRules(const FitRulesFlags& flags);
 // Reads the flags into a context (configuration, gate, backend); on a usage
 // error prints it and returns its exit code, else 0.

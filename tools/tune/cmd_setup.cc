@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "tiling/dispatch.h"
+#include "tiling/new_machine.h"
 #include "tools/tune/cmd.h"
 #include "tools/tune/cpu_backend.h"
 #include "tools/tune/shard.h"
@@ -241,6 +244,8 @@ int ReadCheck(const Flags& f, TuneConfig* cfg) {
     return c;
   };
   cfg->incumbent_name = "shipping:" + ActiveTableName();
+  cfg->judging = true;
+  cfg->fit_cells = false;  // it judges every cell asked for
   // A cell the search calls slower is re-measured with fresh samples
   // before it counts as a miss (the best of many noisy estimates is biased).
   cfg->confirm_reps = std::max(cfg->search.final_reps, 10);
@@ -335,11 +340,42 @@ std::string FindDefault(const std::string& rel) {
   return rel;
 }
 
+// The table a tuning run starts from (quick_plan.h): on a machine without a
+// table of its own, --quick starts from the fallback chain's table, which the
+// library loads for the run's incumbents.
+void SeedFromFallback(TuneConfig* cfg) {
+  const std::string& why = ActiveTable().reason;
+  if (why == "exact machine id" || why == "user cache (this machine's id)" || why == "ACTGRAD_TILING_TABLE") return;
+  std::optional<NewMachineFallback> fallback = FallbackForNewMachine();
+  if (!fallback) return;  // the portable default: the run's default incumbent is the same
+  auto seed = std::make_shared<QuickSeed>();
+  seed->machine_id = fallback->table.machine_id;
+  seed->entries = std::move(fallback->table.entries);
+  seed->facts = fallback->facts;
+  seed->here = ThisMachineFacts();
+  ReloadTilingTable("", "", /*as_new_machine=*/true);
+  cfg->seed = seed;
+  cfg->incumbent = [](const Cell& cell) {
+    tables::Layout layout = tables::Layout::kContig;
+    tables::ParseLayout(cell.layout, &layout);  // checked with the options
+    return TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
+  };
+  cfg->incumbent_name = "fallback:" + seed->machine_id;
+}
+
 int Setup(const Flags& flags, Context* s) {
   s->flags = flags;
   s->cfg = TuneConfig::Defaults(flags.quick);
+  if (flags.as_new_machine || flags.against == "fallback") {
+    if (flags.backend != "cpu") {
+      std::fprintf(stderr, "actgrad-tune: --as-new-machine and --against fallback need the cpu backend\n");
+      return 2;
+    }
+    if (flags.as_new_machine) ReloadTilingTable("", "", /*as_new_machine=*/true);
+  }
   if (const int rc = ReadSelection(flags, &s->cfg)) return rc;
   if (const int rc = ReadMeasuring(flags, &s->cfg)) return rc;
+  if (flags.quick && flags.backend == "cpu" && !flags.check && flags.verify.empty()) SeedFromFallback(&s->cfg);
   SetUpGate(flags, &s->gate);
   std::string err;
   s->backend = MakeBackend(flags.backend, flags.soc, flags.device, &s->gate, flags.threads, &err);

@@ -1,12 +1,57 @@
 // --verify TABLE: re-measures the table's choices against the backend's
-// default and prints the speed-ups (tuner.h RunVerify, FormatVerify).
+// default (or, --against fallback, the choices of the table the fallback
+// chain gives a machine without its own) and prints the speed-ups (tuner.h
+// RunVerify, FormatVerify; --verify-json: the rows as JSON).
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 
+#include "tiling/dispatch.h"
+#include "tiling/machine.h"
 #include "tiling/table.h"
 #include "tools/tune/cmd.h"
 
 namespace actgrad::tune::cmd {
+
+namespace {
+
+// The fallback table's choice in a cell (the active table after
+// ReloadTilingTable(..., as_new_machine)).
+Choice FallbackChoice(const Cell& cell) {
+  tables::Layout layout = tables::Layout::kContig;
+  tables::ParseLayout(cell.layout, &layout);
+  return TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
+}
+
+// {"machine_id", "table", "baseline", "date", "wall_sec", "rows": [...]},
+// written through a temporary file and a rename.
+bool WriteVerifyJson(const std::string& path, const Context& s, const tables::Table& table, const std::string& name,
+                     const std::vector<VerifyRow>& rows, double wall) {
+  const nlohmann::json j = {{"machine_id", s.backend->MachineId()}, {"cpu_model", CpuModelName()},
+                            {"table", s.flags.verify}, {"table_machine_id", table.machine_id},
+                            {"baseline", name}, {"date", NowUtc()}, {"wall_sec", wall}, {"alpha", kAlpha},
+                            {"rows", VerifyJson(rows)}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump(1) << "\n";
+    if (!out.flush()) {
+      std::fprintf(stderr, "actgrad-tune: cannot write %s: %s\n", tmp.c_str(), std::strerror(errno));
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "actgrad-tune: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 int Verify(Context& s) {
   const Flags& f = s.flags;
@@ -28,11 +73,19 @@ int Verify(Context& s) {
   try {
     const auto t0 = std::chrono::steady_clock::now();
     const int reps = f.reps > 0 ? f.reps : (f.quick ? 5 : 9);
-    const auto rows = RunVerify(backend, table, s.cfg, reps, *s.progress, &StopFlag());
-    std::printf("# actgrad-tune --verify %s  (%s, %s, %s)\n", f.verify.c_str(), backend.MachineId().c_str(),
-                NowUtc().c_str(),
-                FormatDuration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()).c_str());
-    std::printf("%s", FormatVerify(rows).c_str());
+    Baseline baseline;
+    std::string name = "the default";
+    if (f.against == "fallback") {
+      ReloadTilingTable("", "", /*as_new_machine=*/true);
+      name = "the fallback (" + ActiveTable().machine_id + ")";
+      baseline = FallbackChoice;
+    }
+    const auto rows = RunVerify(backend, table, s.cfg, reps, *s.progress, &StopFlag(), baseline);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("# actgrad-tune --verify %s against %s  (%s, %s, %s)\n", f.verify.c_str(), name.c_str(),
+                backend.MachineId().c_str(), NowUtc().c_str(), FormatDuration(wall).c_str());
+    std::printf("%s", FormatVerify(rows, name).c_str());
+    if (!f.verify_json.empty() && !WriteVerifyJson(f.verify_json, s, table, name, rows, wall)) return 1;
   } catch (const Interrupted&) {
     std::fprintf(stderr, "actgrad-tune: interrupted\n");
     return 130;

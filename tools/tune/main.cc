@@ -62,6 +62,14 @@ void AddMeasureFlags(CLI::App& app, cmd::Flags* f) {
   app.add_option("--threads", f->threads, "Most threads to try (default: all cores)");
   app.add_option("--min-ms", f->min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
   app.add_option("--verify", f->verify, "Re-measure TABLE's choices against the default and print the speed-ups");
+  app.add_option("--against", f->against,
+                 "--verify's baseline: default (the untuned default) or fallback (the choice of the table a machine "
+                 "without its own gets: the fallback chain, as --as-new-machine)")
+      ->check(CLI::IsMember({"default", "fallback"}));
+  app.add_option("--verify-json", f->verify_json, "With --verify: also write the rows as JSON to this file (atomically)");
+  app.add_flag("--as-new-machine", f->as_new_machine,
+               "Pose as a machine without a table of its own: the library ignores this machine's compiled-in table, "
+               "ACTGRAD_TILING_TABLE and the user cache, so --check judges the table the fallback chain gives");
   app.add_option("--reps", f->reps, "Samples per side in --verify (default 9; 5 with --quick)");
   app.add_option("--placements", f->placements,
                  "Operand placements (0..N-1, tools/inputs/placement.h) the final round, --check's confirmation and "
@@ -93,6 +101,10 @@ int Main(int argc, char** argv) {
   merge_cmd->add_option("tables", merge.inputs, "The shard tables")->required();
   merge_cmd->add_flag("--allow-partial", merge.allow_partial,
                       "Write a table even when shards are missing (its provenance lists them)");
+  bool which_table = false;
+  app.add_flag("--which-table", which_table,
+               "Print, as JSON, this machine's id and facts, the table the library uses and why, the table a machine "
+               "without its own would get, and the user-cache path; measure nothing");
   cmd::FitRulesFlags fit;
   CLI::App* fit_cmd = app.add_subcommand(
       "fit-rules", "Give a table tuned before thread rules (schema 3: absolute thread counts) thread rules fitted "
@@ -104,6 +116,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a bad command line is a usage error like the others
   }
+  if (which_table) return cmd::WhichTable();
   if (merge_cmd->parsed()) return cmd::Merge(merge);
   if (fit_cmd->parsed()) return cmd::FitRules(fit);
 

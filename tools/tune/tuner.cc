@@ -53,6 +53,7 @@ TuneConfig TuneConfig::Defaults(bool quick) {
     c.search.min_final_reps = 4;
     c.search.max_base_reps = 1;
     c.series.bisect_steps = 2;
+    c.fit_cells = true;
   }
   return c;
 }
@@ -86,6 +87,8 @@ json TuneConfig::ToJson() const {
   if (incumbent_name != "default") j["incumbent"] = incumbent_name;
   if (confirm_reps > 0) j["confirm"] = {{"reps", confirm_reps}, {"above", confirm_above}};
   if (shard_count > 0) j["shard"] = {{"index", shard_index}, {"count", shard_count}};
+  if (fit_cells) j["fit_cells"] = true;
+  if (seed) j["seed"] = seed->machine_id;
   j["search"] = {{"min_seconds", search.min_seconds}, {"final_reps", search.final_reps},
                  {"min_final_reps", search.min_final_reps}, {"finalists", search.finalists},
                  {"max_base_reps", search.max_base_reps}, {"trait_finalists", search.trait_finalists},
@@ -147,7 +150,8 @@ std::vector<CellSpec> PlanCells(const TuneConfig& cfg) {
           }
         }
     }
-  return cfg.shard_count > 0 ? ShardCells(cells, cfg.shard_index, cfg.shard_count) : cells;
+  if (cfg.shard_count > 0) cells = ShardCells(cells, cfg.shard_index, cfg.shard_count);
+  return cfg.fit_cells ? FitCellsToBudget(cells, cfg, cfg.seed.get()) : cells;
 }
 
 double Regret(const CellOutcome& o) {
@@ -162,7 +166,7 @@ double ShippingRegret(const CellOutcome& o) {
   return best > 0 ? o.incumbent.median / best : 1.0;
 }
 
-tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
+tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback, const std::string& incumbent) {
   tables::Entry e;
   e.op = o.cell.op;
   e.dtype = o.cell.dtype;
@@ -198,12 +202,12 @@ tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback) {
   json extra = json::object();
   const Split& d = o.incumbent.cand.split;
   extra["tuning"] = {{"n", o.cell.n},
-                     {"default", {{"variant", o.incumbent.cand.variant},
+                     {incumbent, {{"variant", o.incumbent.cand.variant},
                                   {"threads", d.threads},
                                   {"chunk", d.chunk},
                                   {"stage_tile", d.stage_tile},
                                   {"median_ns", std::round(o.incumbent.median * 10) / 10}}},
-                     {"speedup_vs_default", std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
+                     {"speedup_vs_" + incumbent, std::round(o.incumbent.median / o.chosen.median * 1000) / 1000},
                      {"p_value", std::round(o.p_value * 1e4) / 1e4},
                      {"regret", std::round(Regret(o) * 1e4) / 1e4},
                      {"decision", o.decision},
@@ -513,13 +517,25 @@ void Confirm(TuningRun& run, const CellSpec& cs, CellOutcome* o) {
     o->confirmed = CellOutcome::Confirmation{Median(si) / Median(sc), MannWhitneyLessP(sc, si), cfg.confirm_reps};
   }
   // --check: is the shipping choice slower than not tuning at all?
-  if (cfg.incumbent && cfg.confirm_reps > 0) {
+  if (cfg.judging && cfg.confirm_reps > 0) {
     const Choice def = run.be.Default(cs.cell);
     if (def.Key() != o->incumbent.cand.Key()) {
       const auto [si, sd] = run.search.Compare(cs.key + "/default", cs.cell, o->incumbent.cand, def, cfg.confirm_reps);
       o->vs_default = CellOutcome::Confirmation{Median(si) / Median(sd), MannWhitneyLessP(sd, si), cfg.confirm_reps};
     }
   }
+}
+
+// Moves c to the front of cands (adds it there if absent).
+void PutFirst(const Choice& c, std::vector<Choice>* cands) {
+  const auto it = std::find_if(cands->begin(), cands->end(), [&](const Choice& x) { return x.Key() == c.Key(); });
+  if (it != cands->end()) cands->erase(it);
+  cands->insert(cands->begin(), c);
+}
+
+// "default", "fallback" or "shipping": incumbent_name up to its colon.
+std::string IncumbentLabel(const TuneConfig& cfg) {
+  return cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':'));
 }
 
 // One cell: the search against the incumbent within most of `allowance`,
@@ -534,6 +550,7 @@ CellOutcome TuneCell(TuningRun& run, const CellSpec& cs, double allowance, const
   PreferBackendOrder(run.search, all);
   const Choice inc = cfg.incumbent ? cfg.incumbent(cell) : run.be.Default(cell);
   std::vector<Choice> cands = OrderCandidates(std::move(all), screens, cell.octave, inc, prev_winner);
+  if (cfg.seed) PutFirst(run.be.Default(cell), &cands);  // the fallback's choice must beat not tuning
   const bool one_thread = run.be.CallersCapThreads();
   const CellBudget budget(cfg, allowance, one_thread, run.cur_start);
   CellOutcome o = run.search.RunCell(cs.key, cell, std::move(cands), inc, budget.Search());
@@ -546,8 +563,7 @@ CellOutcome TuneCell(TuningRun& run, const CellSpec& cs, double allowance, const
 // The progress line of a tuned cell.
 std::string CellLine(const TuneConfig& cfg, const CellSpec& cs, const CellOutcome& o) {
   return cs.key + " n=" + SizeLabel(cs.cell.n) + ": " + Short(o.chosen.cand) + "  " + Fmt("%.4g", o.chosen.median) +
-         " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) + " vs " +
-         cfg.incumbent_name.substr(0, cfg.incumbent_name.find(':')) +
+         " ns, x" + Fmt("%.2f", o.incumbent.median / o.chosen.median) + " vs " + IncumbentLabel(cfg) +
          (o.one_thread ? "; one thread: " + o.one_thread->cand.variant : "") + "  [" + o.decision + "; " +
          std::to_string(o.candidates_searched) + "/" + std::to_string(o.candidates_total) + " candidates, " +
          Fmt("%.1f", o.cost_sec) + " s" + (o.budget_cut ? ", budget cut" : "") + "]";
@@ -568,7 +584,7 @@ void TuneGroupCells(TuningRun& run, const std::vector<const CellSpec*>& gcells, 
       res->budget_cut_cells += o.budget_cut;
       run.progress.Line(CellLine(run.cfg, *cs, o));
       prev_winner[cs->cell.layout] = o.chosen.cand;
-      res->table.entries.push_back(ToEntry(o, run.be.CallersCapThreads()));
+      res->table.entries.push_back(ToEntry(o, run.be.CallersCapThreads(), IncumbentLabel(run.cfg)));
       res->cells.push_back(std::move(o));
     } catch (const Interrupted&) {
       throw;
@@ -609,6 +625,13 @@ void FinishTable(const TuningRun& run, TuneResult* res) {
                     {"crossovers", res->crossovers.size()},
                     {"seed", cfg.search.seed},
                     {"notes", res->notes}};
+  if (cfg.seed) {
+    TuneConfig whole = cfg;
+    whole.fit_cells = false;
+    const size_t kept = AddSeedEntries(*cfg.seed, PlanCells(whole), &res->table);
+    prov["seed"] = {{"machine_id", cfg.seed->machine_id}, {"entries_kept", kept}};
+    prov["tuning"]["entries"] = res->table.entries.size();
+  }
   // Which operand placements the final rounds spread their samples over (a
   // deterministic backend has no final round).
   if (!run.det) prov["tuning"]["placements"] = PlacementList(cfg.search.final_placements);
@@ -649,11 +672,15 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
     TuneGroupCells(run, gcells, gi, &ci, screens, &res);
     // Per series (layout) of the group: crossovers, thread rules. Not for
     // --check: its cells judge the shipping table, they make none.
-    if (be.CallersCapThreads() && !cfg.incumbent)
+    if (be.CallersCapThreads() && !cfg.judging)
       FitGroupSeries(search, be, cfg, groups[gi], &res, group_first_cell, progress);
   }
   FinishTable(run, &res);
-  progress.End("tuned " + std::to_string(res.table.entries.size()) + " cells: " + std::to_string(res.measured) +
+  const std::string kept =
+      cfg.seed ? ", " + std::to_string(res.table.entries.size() - res.cells.size()) + " entries kept from the fallback " +
+                     cfg.seed->machine_id
+               : "";
+  progress.End("tuned " + std::to_string(res.cells.size()) + " cells" + kept + ": " + std::to_string(res.measured) +
                " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +
                std::to_string(res.cached) + " reused from the cache, " +
                FormatDuration(res.spent_sec) + " of measurement" +
@@ -663,7 +690,7 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
 }
 
 std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const TuneConfig& cfg, int reps,
-                                 Progress& progress, const std::atomic<bool>* stop) {
+                                 Progress& progress, const std::atomic<bool>* stop, const Baseline& baseline) {
   std::vector<VerifyRow> rows;
   std::vector<const tables::Entry*> todo;
   for (const auto& e : table.entries) {
@@ -690,8 +717,8 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
     row.entry = e.At(row.cell.n, be.ThreadsAvailable());
     progress.Update(double(i), CellKey(row.cell));
     try {
-      row.def = be.Default(row.cell);
-      row.same = row.def.Key() == row.entry.Key();
+      row.base = baseline ? baseline(row.cell) : be.Default(row.cell);
+      row.same = row.base.Key() == row.entry.Key();
       std::vector<double> a, d;
       const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.cell));
       // Sample k is repetition k / 2 of the entry (even k) or the default
@@ -704,12 +731,12 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
         const bool entry = k % 2 == 0;
         if (row.same && !entry) continue;
         be.SetPlacement(placements[k]);
-        const auto s = be.Measure(row.cell, entry ? row.entry : row.def, 1, cfg.search.min_seconds);
+        const auto s = be.Measure(row.cell, entry ? row.entry : row.base, 1, cfg.search.min_seconds);
         (entry ? a : d).push_back(s.at(0));
       }
       row.entry_ns = Median(a);
-      row.def_ns = row.same ? row.entry_ns : Median(d);
-      row.speedup = row.def_ns / row.entry_ns;
+      row.base_ns = row.same ? row.entry_ns : Median(d);
+      row.speedup = row.base_ns / row.entry_ns;
       row.p_value = row.same ? 1.0 : MannWhitneyLessP(a, d);
       row.p_slower = row.same ? 1.0 : MannWhitneyLessP(d, a);
     } catch (const Interrupted&) {
@@ -724,11 +751,11 @@ std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const 
   return rows;
 }
 
-std::string FormatVerify(const std::vector<VerifyRow>& rows) {
+std::string FormatVerify(const std::vector<VerifyRow>& rows, const std::string& baseline) {
   std::ostringstream o;
   char line[512];
   std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5s %7s %7s %11s %11s %8s\n", "cell", "n", "table's choice",
-                "thr", "chunk", "stage", "table ns", "default ns", "speedup");
+                "thr", "chunk", "stage", "table ns", "base ns", "speedup");
   o << line;
   std::map<std::string, std::vector<double>> by_group, by_group_layout;
   std::vector<std::string> order, order_l;
@@ -739,15 +766,15 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
       continue;
     }
     // Significant either way (one-sided U tests), or neither.
-    const std::string mark = r.same                 ? " (default)"
+    const std::string mark = r.same                 ? " (same)"
                              : r.p_value < kAlpha   ? ""
-                             : r.p_slower < kAlpha  ? " (SLOWER than the default, p=" + Fmt("%.2g", r.p_slower) + ")"
+                             : r.p_slower < kAlpha  ? " (SLOWER than " + baseline + ", p=" + Fmt("%.2g", r.p_slower) + ")"
                                                     : " (n.s.)";
     if (!r.same && r.p_slower < kAlpha) ++slower;
     std::snprintf(line, sizeof(line), "%-34s %-8s %-44s %5d %7s %7s %11.4g %11.4g %7.2fx%s\n",
                   CellKey(r.cell).c_str(), SizeLabel(r.cell.n).c_str(), r.entry.variant.c_str(), r.entry.split.threads,
                   SplitField(r.entry.split.chunk).c_str(), SplitField(r.entry.split.stage_tile).c_str(), r.entry_ns,
-                  r.def_ns, r.speedup, mark.c_str());
+                  r.base_ns, r.speedup, mark.c_str());
     o << line;
     const std::string g = std::string(OpName(r.cell.op)) + " " + std::string(DTypeName(r.cell.dtype)) +
                           (r.cell.op == Op::kGeluBwd ? " " + ModeName(r.cell.mode) : "");
@@ -757,7 +784,7 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
     by_group[g].push_back(r.speedup);
     by_group_layout[gl].push_back(r.speedup);
   }
-  o << "\ngeometric mean speed-up over the default, per op/dtype and layout:\n";
+  o << "\ngeometric mean speed-up over " << baseline << ", per op/dtype and layout:\n";
   for (const auto& g : order_l) {
     const auto& v = by_group_layout[g];
     std::snprintf(line, sizeof(line), "  %-30s %6.2fx  (%zu octaves, min %.2fx, max %.2fx)\n", g.c_str(), GeoMean(v),
@@ -773,11 +800,29 @@ std::string FormatVerify(const std::vector<VerifyRow>& rows) {
     o << line;
   }
   if (!all.empty()) {
-    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries; %d significantly slower than the default\n",
-                  GeoMean(all), all.size(), slower);
+    std::snprintf(line, sizeof(line), "overall: %.2fx over %zu entries; %d significantly slower than %s\n",
+                  GeoMean(all), all.size(), slower, baseline.c_str());
     o << line;
   }
   return o.str();
+}
+
+json VerifyJson(const std::vector<VerifyRow>& rows) {
+  json out = json::array();
+  for (const auto& r : rows) {
+    json j = {{"cell", CellKey(r.cell)}, {"op", OpName(r.cell.op)}, {"dtype", DTypeName(r.cell.dtype)},
+              {"gelu_approx", ModeName(r.cell.mode)}, {"layout", r.cell.layout}, {"octave", r.cell.octave},
+              {"n", r.cell.n}, {"entry", Short(r.entry)}, {"base", Short(r.base)}, {"same", r.same}};
+    // The verdict at the tuner's significance level (thresholds.h), as FormatVerify marks it.
+    const char* verdict = r.same ? "same" : r.p_value < kAlpha ? "faster" : r.p_slower < kAlpha ? "slower" : "n.s.";
+    if (r.note.empty())
+      j.update({{"entry_ns", r.entry_ns}, {"base_ns", r.base_ns}, {"speedup", r.speedup}, {"p_faster", r.p_value},
+                {"p_slower", r.p_slower}, {"verdict", verdict}});
+    else
+      j["note"] = r.note;
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 std::string FormatCheck(const TuneResult& res, double tolerance) {

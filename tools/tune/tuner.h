@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "tiling/size_cells.h"
 #include "tiling/table.h"
 #include "tools/tune/backend.h"
+#include "tools/tune/quick_plan.h"
 #include "tools/tune/log.h"
 #include "tools/tune/progress.h"
 #include "tools/tune/search.h"
@@ -63,6 +65,14 @@ struct TuneConfig {
   // --shard K/N (tools/tune/shard.h): PlanCells returns shard K's series
   // only (1-based; shard_count 0 = the whole run).
   int shard_index = 0, shard_count = 0;
+  // --quick: PlanCells keeps the cells that fit the budget (FitCellsToBudget).
+  bool fit_cells = false;
+  // --quick on a machine without a table of its own (quick_plan.h): each
+  // cell's incumbent is the fallback table's choice, the default is its
+  // first challenger, and cells the budget leaves out keep its entries.
+  std::shared_ptr<const QuickSeed> seed;
+  // --check: the cells judge the shipping table; they make none.
+  bool judging = false;
 
   static TuneConfig Defaults(bool quick);
   // Everything that changes the search path (the log header compares it).
@@ -116,23 +126,33 @@ TuneResult RunTuning(Backend& backend, MeasurementLog& log, const TuneConfig& cf
 
 // one_thread_fallback: also store the best one-thread choice of a
 // multi-thread winner (Backend::CallersCapThreads).
-tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback = true);
+// `incumbent`: what the cell's incumbent was ("default", "fallback"), the
+// name of its block in the entry's tuning notes.
+tables::Entry ToEntry(const CellOutcome& o, bool one_thread_fallback = true, const std::string& incumbent = "default");
 
 struct VerifyRow {
   Cell cell;
-  Choice entry, def;
-  double entry_ns = 0, def_ns = 0, speedup = 1, p_value = 1;
-  double p_slower = 1;  // one-sided U test the other way: the table's choice slower than the default
-  bool same = false;  // the entry is the default choice
+  Choice entry, base;  // the table's choice and the baseline's (the default, or the fallback table's)
+  double entry_ns = 0, base_ns = 0, speedup = 1, p_value = 1;
+  double p_slower = 1;  // one-sided U test the other way: the table's choice slower than the baseline
+  bool same = false;  // the entry is the baseline's choice
   std::string note;
 };
 
+// The choice a table is verified against in a cell.
+using Baseline = std::function<Choice(const Cell&)>;
+
 // Re-measures each entry of `table` (within cfg's ops/dtypes/octaves/layouts)
-// against the backend's default, interleaved, `reps` samples each.
+// against `baseline` (empty: the backend's default), interleaved, `reps`
+// samples each.
 std::vector<VerifyRow> RunVerify(Backend& backend, const tables::Table& table, const TuneConfig& cfg, int reps,
-                                 Progress& progress, const std::atomic<bool>* stop = nullptr);
-// Per-octave speed-ups and the geometric mean per op/dtype (and layout).
-std::string FormatVerify(const std::vector<VerifyRow>& rows);
+                                 Progress& progress, const std::atomic<bool>* stop = nullptr,
+                                 const Baseline& baseline = {});
+// Per-octave speed-ups and the geometric mean per op/dtype (and layout);
+// `baseline` names what the table was measured against.
+std::string FormatVerify(const std::vector<VerifyRow>& rows, const std::string& baseline = "the default");
+// The rows as JSON (cell, choices, medians, speed-up, p-values), for reports.
+nlohmann::json VerifyJson(const std::vector<VerifyRow>& rows);
 
 // --check: a RunTuning result whose incumbents were the shipping choices.
 // Per cell: the shipping choice against the best the search found at that

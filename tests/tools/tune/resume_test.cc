@@ -385,7 +385,7 @@ TEST(Check, BetweenCellsAndTheShippingIncumbent) {
 }
 
 TEST(Verify, ReportMarksEachCellFasterSlowerOrNotSignificant) {
-  auto row = [](double entry_ns, double def_ns, double p, double p_slower) {
+  auto row = [](double entry_ns, double base_ns, double p, double p_slower) {
     VerifyRow r;
     r.cell.op = Op::kSeluBwd;
     r.cell.dtype = DType::kF32;
@@ -394,8 +394,8 @@ TEST(Verify, ReportMarksEachCellFasterSlowerOrNotSignificant) {
     r.cell.n = 23168;
     r.entry.variant = "v1";
     r.entry.split.threads = 2;
-    r.def.variant = "v0";
-    r.entry_ns = entry_ns, r.def_ns = def_ns, r.speedup = def_ns / entry_ns;
+    r.base.variant = "v0";
+    r.entry_ns = entry_ns, r.base_ns = base_ns, r.speedup = base_ns / entry_ns;
     r.p_value = p, r.p_slower = p_slower;
     return r;
   };

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""scripts/tune end to end with a tiny budget: the table written and installed
+in a user cache of its own, the before/after comparison as JSON, markdown and
+PNG, the closing lines; an interrupted run exits 130 with its log kept and the
+same command resumes it; bad options exit 2.
+
+Usage: scripts_tune_test.py SOURCE_DIR BUILD_DIR WORK_DIR
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SRC, BUILD, WORK = (os.path.abspath(a) for a in sys.argv[1:4])
+TUNE = os.path.join(SRC, "scripts", "tune")
+ENV = dict(os.environ, ACTGRAD_TABLE_CACHE=os.path.join(WORK, "cache"))
+ENV.pop("ACTGRAD_TILING_TABLE", None)
+TINY = ["--ops", "selu", "--dtypes", "f32", "--sizes", "16K-64K", "--layouts", "contig", "--compare-sizes", "64K",
+        "--plain", "--build-dir", BUILD]
+failures = []
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}\n{detail}", file=sys.stderr)
+
+
+def tune(*extra, **kw):
+    return subprocess.run([TUNE, *extra], capture_output=True, text=True, env=ENV, cwd=WORK, timeout=600, **kw)
+
+
+def machine_id():
+    out = subprocess.run([os.path.join(BUILD, "tools", "tune", "actgrad-tune"), "--which-table"],
+                         capture_output=True, text=True, env=ENV, check=True).stdout
+    return json.loads(out)["machine_id"]
+
+
+def test_bad_options():
+    p = tune("--no-such-flag")
+    check(p.returncode == 2 and "usage" in p.stderr.lower(), "a bad option exits 2 with the usage", p.stderr)
+
+
+def test_tiny_run(mid):
+    table, log = os.path.join(WORK, "t.json"), os.path.join(WORK, "t.log.jsonl")
+    p = tune("--out", table, "--log", log, "--budget", "4s", *TINY)
+    check(p.returncode == 0, "the tiny run succeeds", p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    with open(table) as f:
+        t = json.load(f)
+    check(t["machine_id"] == mid and t["entries"], "the table names this machine and has entries")
+    cached = os.path.join(WORK, "cache", mid + ".json")
+    check(os.path.isfile(cached) and json.load(open(cached))["entries"] == t["entries"],
+          "the table is installed in the user cache")
+    gain = json.load(open(os.path.join(WORK, "t-gain.json")))
+    check(gain["machine_id"] == mid and gain["rows"] and all("verdict" in r for r in gain["rows"]),
+          "the comparison rows have verdicts", json.dumps(gain)[:2000])
+    check("fallback" in gain["baseline"], "the comparison is against the fallback", gain["baseline"])
+    md = open(os.path.join(WORK, "t-gain.md")).read()
+    check("| selu_bwd f32 contig |" in md and "Overall:" in md, "the markdown table has the cell", md)
+    with open(os.path.join(WORK, "t-gain.png"), "rb") as f:
+        check(f.read(8) == b"\x89PNG\r\n\x1a\n", "the heat map is a PNG")
+    check(f"installed as {cached}" in p.stdout and "To contribute" in p.stdout, "the closing lines", p.stdout)
+    check("Gain of this machine's table" in p.stdout, "the comparison table is printed", p.stdout)
+
+
+def test_interrupted_run_resumes():
+    table, log = os.path.join(WORK, "i.json"), os.path.join(WORK, "i.log.jsonl")
+    args = [TUNE, "--out", table, "--log", log, "--budget", "8s", "--no-compare", *TINY]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=WORK,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (os.path.exists(log) and sum(1 for _ in open(log)) > 20):
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C on a terminal: the script and actgrad-tune
+    out, err = proc.communicate(timeout=120)
+    check(proc.returncode == 130, "an interrupted run exits 130", err)
+    check("interrupted" in err and log in err, "it says where the measurements are", err)
+    check(not os.path.exists(table), "no table is written by an interrupted run")
+    lines = sum(1 for _ in open(log))
+    p = tune("--out", table, "--log", log, "--budget", "8s", "--no-compare", *TINY)
+    check(p.returncode == 0 and "resuming" in p.stderr, "the same command resumes", p.stderr)
+    check(os.path.isfile(table) and sum(1 for _ in open(log)) >= lines, "the resumed run writes the table")
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    mid = machine_id()
+    test_bad_options()
+    test_tiny_run(mid)
+    test_interrupted_run_resumes()
+    print(f"{len(failures)} failures" if failures else "scripts/tune: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,6 +20,7 @@
 #include "tiling/machine.h"
 #include "tiling/new_machine.h"
 #include "tiling/table.h"
+#include "variants/cache.h"
 #include "variants/thread_pool.h"
 
 namespace actgrad {
@@ -47,6 +48,9 @@ static_assert(kOctaves <= 127, "nearest[] holds an octave in an int8_t");
 
 struct Active {
   ActiveTableInfo info;
+  // A table of another machine (the fallback chain's): its store kinds were
+  // chosen against another cache (BeyondCacheTwin).
+  bool foreign = false;
   std::unique_ptr<Grid> grid = std::make_unique<Grid>();
   // Per entry: its choice and its one-thread choice (TableChoice reads them).
   std::vector<std::pair<Choice, std::optional<Choice>>> choices;
@@ -216,6 +220,7 @@ void AddCompiled(Active* a, const std::string& id, const std::string& isa_overri
   if (chosen.index < 0) return;
   const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
   a->info = {t.machine_id, std::string("compiled:") + t.source, chosen.reason, 0};
+  a->foreign = chosen.reason != "exact machine id";
   Skipped skipped;
   for (size_t i = 0; i < t.count; ++i) Add(a, ToCell(t.entries[i]), &skipped);
   ReportSkipped(a, skipped);
@@ -408,18 +413,42 @@ Choice InCacheTwin(Choice c, DType dtype, uint64_t n) {
   return c;
 }
 
+// A plain-store choice of another machine's table where a thread's share of
+// the call (g, x and out) exceeds its part of this machine's last-level cache
+// (LastLevelCachePartBytes) becomes its streaming twin: that table chose its
+// stores against another cache, and here out would not stay cached. The
+// other half of InCacheTwin, for tables of other machines only: a machine's
+// own table measured its store kinds here.
+bool ShareExceedsLlcPart(DType dtype, uint64_t n, int threads) {
+  return 3 * n * DTypeSize(dtype) / uint64_t(std::max(1, threads)) > LastLevelCachePartBytes();
+}
+KernelChoice BeyondCacheTwin(KernelChoice c, DType dtype, uint64_t n) {
+  if (!c.variant || c.variant->nt_stores || !ShareExceedsLlcPart(dtype, n, c.split.threads)) return c;
+  if (const Variant* nt = StreamingTwin(*c.variant); nt && nt->supported) c.variant = nt;
+  return c;
+}
+Choice BeyondCacheTwin(Choice c, DType dtype, uint64_t n) {
+  const Variant* v = FindVariant(c.variant);
+  if (!v || v->nt_stores || !ShareExceedsLlcPart(dtype, n, c.split.threads)) return c;
+  if (const Variant* nt = StreamingTwin(*v); nt && nt->supported) c.variant = nt->name;
+  return c;
+}
+
 // An entry's choice for n under the thread cap: the threads its rule gives
 // for n (or its thread count), at most `cap`; at a cap of 1 its one-thread
 // choice (if any) instead of a threaded one; a streaming-store choice whose
-// call fits the cache takes its plain twin (InCacheTwin).
+// call fits the cache takes its plain twin (InCacheTwin), and a plain one of
+// another machine's table whose call does not fit here its streaming twin
+// (BeyondCacheTwin).
 template <class C>
 C AtSize(const C& best, const C* one_thread, const std::optional<ThreadRule>& rule, DType dtype, uint64_t n,
-         int cap) {
+         int cap, bool foreign) {
   const int wanted = rule ? rule->Threads(n, 1 << 30) : best.split.threads;
   const bool fallback = cap == 1 && wanted > 1 && one_thread;
   C c = fallback ? *one_thread : best;
   if (!fallback) c.split.threads = std::max(1, std::min(wanted, cap));
-  return InCacheTwin(c, dtype, n);
+  c = InCacheTwin(c, dtype, n);
+  return foreign ? BeyondCacheTwin(c, dtype, n) : c;
 }
 
 }  // namespace
@@ -439,7 +468,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
   const KernelChoice k = !cell || cell->unrunnable
                              ? DefaultKernel(op, dtype, mode, n, cap)
                              : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
-                                      dtype, n, cap);
+                                      dtype, n, cap, a->foreign);
   if (memo) *memo = Memo{reloads, n, cap, dtype, mode, layout, k};
   return k;
 }
@@ -457,7 +486,8 @@ Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layo
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
   if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n);
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
-  return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads());
+  return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads(),
+                a->foreign);
 }
 
 }  // namespace actgrad

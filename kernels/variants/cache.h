@@ -25,12 +25,16 @@ struct CacheLevel {
   int level = 0;     // 1, 2, 3
   std::string type;  // "Data", "Instruction" or "Unified"
   size_t bytes = 0;  // 0 where the size is missing or unreadable
+  int shared_cpus = 0;  // CPUs in its shared_cpu_list; 0 where missing
 };
 
 // "32768K" -> 33554432 (suffixes K, M, G; a bare number is bytes; 0 if none).
 size_t ParseCacheSize(std::string_view s);
+// How many CPUs a list such as "0-3,8,10-11" names (7); 0 for a malformed one.
+int CountCpuList(std::string_view s);
 // The caches of cpu0 in index order, read from `dir` (one subfolder
-// index<i> each with files level, type and size); empty where /sys is absent.
+// index<i> each with files level, type, size and shared_cpu_list); empty
+// where /sys is absent.
 std::vector<CacheLevel> ReadCacheLevels(const std::string& dir = "/sys/devices/system/cpu/cpu0/cache");
 
 // One core's L2 in bytes (glibc's sysconf, else kFallbackL2Bytes): the run
@@ -41,5 +45,10 @@ size_t L2CacheBytes();
 // the package's whole L3 (256 MiB) where /sys lists the 32 MiB a core can
 // use. The streaming-store rule for whole lines.
 size_t LastLevelCacheBytes();
+// One CPU's part of the last-level cache: LastLevelCacheBytes over the CPUs
+// that share it (its shared_cpu_list; where /sys does not say, the online
+// CPUs). What a thread's data may fill before it spills to memory; the
+// streaming-store rule of other machines' tables (tiling/dispatch.cc).
+size_t LastLevelCachePartBytes();
 
 }  // namespace actgrad

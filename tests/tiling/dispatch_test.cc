@@ -20,6 +20,7 @@
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
+#include "variants/cache.h"
 #include "variants/variant.h"
 
 namespace actgrad {
@@ -253,6 +254,36 @@ TEST_F(Dispatch, AsNewMachineHidesTheOwnTable) {
     EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
     EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
   }
+}
+
+// A table of another machine: where a thread's share of a call exceeds its
+// part of this machine's last-level cache, a plain-store choice that has a
+// streaming twin is never run (BeyondCacheTwin). (A machine's own table
+// runs what it names: compiled_dispatch_test.)
+TEST_F(Dispatch, ForeignPlainStoresStreamBeyondThisMachinesCache) {
+  size_t checked = 0;
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
+    const auto& t = tables::kCompiledTables[i];
+    if (std::string(t.machine_id) == "default" || !*t.isa_family) continue;
+    ReloadTilingTable(t.machine_id, t.isa_family, /*as_new_machine=*/true);
+    const std::string foreign = ActiveTable().machine_id;
+    if (ActiveTable().reason == "portable default") continue;
+    for (size_t j = 0; j < tables::kNumCompiledTables; ++j) {
+      const auto& f = tables::kCompiledTables[j];
+      if (foreign != f.machine_id) continue;
+      for (size_t k = 0; k < f.count; ++k) {
+        const auto& e = f.entries[k];
+        const uint64_t n = e.size_hi - 1;
+        const KernelChoice c = ChooseKernel(Op(e.op), DType(e.dtype), GeluApprox(e.mode), n, tables::Layout(e.layout));
+        if (!c.variant || c.variant->nt_stores || !StreamingTwin(*c.variant) || !StreamingTwin(*c.variant)->supported)
+          continue;
+        const uint64_t share = 3 * n * DTypeSize(DType(e.dtype)) / uint64_t(std::max(1, c.split.threads));
+        EXPECT_LE(share, LastLevelCachePartBytes()) << foreign << " entry " << k << " runs " << c.variant->name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 // The aclnn API computes with the variant the table names: pick a variant

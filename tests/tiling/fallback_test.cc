@@ -3,6 +3,12 @@
 #include "tiling/fallback.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "variants/cache.h"
 
 namespace actgrad {
 namespace {
@@ -118,6 +124,47 @@ TEST(Fallback, HiddenTablesAreNeverPicked) {
 TEST(Fallback, VectorFeaturesKeepsOnlyTheListedFlagsInOrder) {
   EXPECT_EQ(VectorFeatures({"fpu", "avx512_fp16", "sse", "avx2", "sve"}),
             (std::vector<std::string>{"avx2", "avx512_fp16", "sve"}));
+}
+
+}  // namespace
+}  // namespace actgrad
+
+namespace actgrad {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The facts the chain and the store rules read from /sys.
+TEST(CacheFacts, CountsCpuLists) {
+  EXPECT_EQ(CountCpuList("0-1"), 2);
+  EXPECT_EQ(CountCpuList("0-3,8,10-11\n"), 7);
+  EXPECT_EQ(CountCpuList("5"), 1);
+  for (const char* bad : {"", "x", "3-1", "0-", "-2", "0,,1", "0 1", "1-2a"}) EXPECT_EQ(CountCpuList(bad), 0) << bad;
+}
+
+TEST(CacheFacts, ReadsSharedCpuLists) {
+  const fs::path dir = fs::temp_directory_path() / ("actgrad_cache_facts_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const auto level = [&](int i, const char* lvl, const char* type, const char* size, const char* shared) {
+    const fs::path d = dir / ("index" + std::to_string(i));
+    fs::create_directories(d);
+    std::ofstream(d / "level") << lvl << "\n";
+    std::ofstream(d / "type") << type << "\n";
+    std::ofstream(d / "size") << size << "\n";
+    if (shared) std::ofstream(d / "shared_cpu_list") << shared << "\n";
+  };
+  level(0, "2", "Unified", "1024K", "0-1");
+  level(1, "3", "Unified", "32768K", "0-7");
+  level(2, "3", "Unified", "16384K", nullptr);
+  const auto levels = ReadCacheLevels(dir.string());
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].shared_cpus, 2);
+  EXPECT_EQ(levels[1].bytes, size_t(32) << 20);
+  EXPECT_EQ(levels[1].shared_cpus, 8);
+  EXPECT_EQ(levels[2].shared_cpus, 0);
+  fs::remove_all(dir);
+  EXPECT_GT(LastLevelCachePartBytes(), 0u);
+  EXPECT_LE(LastLevelCachePartBytes(), LastLevelCacheBytes());
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -194,15 +196,45 @@ TableCandidate Candidate(const tables::CompiledTable& t) {
   return c;
 }
 
-// The compiled-in table the fallback chain picks for machine `id`
-// (as_new_machine: never the one of its own id); -1: none.
-TablePick PickCompiled(const std::string& id, const std::string& isa_override, bool as_new_machine) {
+// The compiled-in tables the chain gives machine `id` (as_new_machine: never
+// the one of its own id): the table of its exact id alone; else the fallback
+// table first, then the tables that fill the series it lacks (RankTables);
+// the default alone; empty: none. *reason: why the first.
+std::vector<const tables::CompiledTable*> ChainTables(const std::string& id, const std::string& isa_override,
+                                                     bool as_new_machine, std::string* reason) {
   MachineFacts me = ThisMachineFacts();
   ParseMachineId(id, &me);
   if (!isa_override.empty()) me.isa_family = isa_override;
   std::vector<TableCandidate> candidates;
   for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i]));
-  return PickTable(me, candidates, as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{});
+  const std::vector<std::string> hidden = as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{};
+  const TablePick first = PickTable(me, candidates, hidden);
+  if (first.index < 0) return {};
+  *reason = first.reason;
+  if (first.reason == "exact machine id" || candidates[size_t(first.index)].facts.id == "default")
+    return {&tables::kCompiledTables[first.index]};
+  std::vector<const tables::CompiledTable*> chain;
+  for (const TablePick& p : RankTables(me, candidates, hidden)) chain.push_back(&tables::kCompiledTables[p.index]);
+  return chain;
+}
+
+// Calls f(entry, k) for each entry of chain[k] whose series (op, dtype, GELU
+// formula, layout) no earlier table of the chain has.
+template <class F>
+void ForEachChainEntry(const std::vector<const tables::CompiledTable*>& chain, F f) {
+  using Series = std::tuple<int, int, int, int>;
+  std::set<Series> earlier;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    std::set<Series> mine;
+    for (size_t i = 0; i < chain[k]->count; ++i) {
+      const auto& e = chain[k]->entries[i];
+      const Series series{e.op, e.dtype, e.mode, e.layout};
+      if (earlier.count(series)) continue;
+      mine.insert(series);
+      f(e, k);
+    }
+    earlier.insert(mine.begin(), mine.end());
+  }
 }
 
 // A compiled entry as a table's.
@@ -216,13 +248,19 @@ EntryCell ToCell(const tables::CompiledEntry& e) {
 }
 
 void AddCompiled(Active* a, const std::string& id, const std::string& isa_override, bool as_new_machine) {
-  const TablePick chosen = PickCompiled(id, isa_override, as_new_machine);
-  if (chosen.index < 0) return;
-  const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
-  a->info = {t.machine_id, std::string("compiled:") + t.source, chosen.reason, 0};
-  a->foreign = chosen.reason != "exact machine id";
+  std::string reason;
+  const auto chain = ChainTables(id, isa_override, as_new_machine, &reason);
+  if (chain.empty()) return;
+  a->info = {chain[0]->machine_id, std::string("compiled:") + chain[0]->source, reason, 0};
+  a->foreign = reason != "exact machine id";
   Skipped skipped;
-  for (size_t i = 0; i < t.count; ++i) Add(a, ToCell(t.entries[i]), &skipped);
+  std::vector<bool> used(chain.size(), false);
+  ForEachChainEntry(chain, [&](const tables::CompiledEntry& e, size_t k) {
+    Add(a, ToCell(e), &skipped);
+    used[k] = true;
+  });
+  for (size_t k = 1; k < chain.size(); ++k)
+    if (used[k]) a->info.gap_tables.push_back(chain[k]->machine_id);
   ReportSkipped(a, skipped);
 }
 
@@ -269,23 +307,25 @@ Active* Get() {
 }  // namespace
 
 std::optional<NewMachineFallback> FallbackForNewMachine() {
-  const TablePick chosen = PickCompiled(MachineId(), "", /*as_new_machine=*/true);
-  if (chosen.index < 0) return std::nullopt;
-  const tables::CompiledTable& t = tables::kCompiledTables[chosen.index];
-  if (t.count == 0) return std::nullopt;
+  std::string reason;
+  const auto chain = ChainTables(MachineId(), "", /*as_new_machine=*/true, &reason);
+  if (chain.empty() || chain[0]->count == 0) return std::nullopt;
   NewMachineFallback f;
-  f.table.machine_id = t.machine_id;
-  f.table.provenance = {{"isa_family", t.isa_family}};
-  for (size_t i = 0; i < t.count; ++i) {
-    const EntryCell c = ToCell(t.entries[i]);
+  f.table.machine_id = chain[0]->machine_id;
+  f.table.provenance = {{"isa_family", chain[0]->isa_family}};
+  ForEachChainEntry(chain, [&](const tables::CompiledEntry& ce, size_t k) {
+    const EntryCell c = ToCell(ce);
     tables::Entry e;
     e.op = Op(c.op), e.dtype = DType(c.dtype), e.mode = GeluApprox(c.mode), e.layout = tables::Layout(c.layout);
     e.octave = c.octave, e.choice = c.best, e.one_thread = c.one_thread, e.rule = c.rule;
     e.size_lo = c.lo, e.size_hi = c.hi;
     f.table.entries.push_back(std::move(e));
-  }
-  f.facts = Candidate(t).facts;
-  f.reason = chosen.reason;
+    f.from_first.push_back(k == 0);
+    if (k > 0 && (f.gap_tables.empty() || f.gap_tables.back() != chain[k]->machine_id))
+      f.gap_tables.push_back(chain[k]->machine_id);
+  });
+  f.facts = Candidate(*chain[0]).facts;
+  f.reason = reason;
   return f;
 }
 
@@ -298,7 +338,12 @@ std::string UserTableCacheDir() {
 }
 
 const ActiveTableInfo& ActiveTable() { return Get()->info; }
-std::string ActiveTableName() { return Get()->info.machine_id + " (" + Get()->info.source + ")"; }
+std::string ActiveTableName() {
+  const ActiveTableInfo& info = Get()->info;
+  std::string gaps;
+  for (const auto& g : info.gap_tables) gaps += (gaps.empty() ? "; series it lacks from " : ", ") + g;
+  return info.machine_id + " (" + info.source + gaps + ")";
+}
 
 void ReloadTilingTable(const std::string& id, const std::string& isa, bool as_new_machine) {
   bool first = false;  // the first selection is this one (not a default one thrown away, messages and all)

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "actgrad/types.h"
 #include "tiling/choice.h"
@@ -52,6 +53,10 @@ struct ActiveTableInfo {
   // "ACTGRAD_TILING_TABLE", "user cache (this machine's id)"
   std::string reason;
   size_t entries = 0;
+  // A fallback (not this machine's table): the compiled-in tables whose
+  // series (op, dtype, GELU formula, layout) filled those the first lacks,
+  // in chain order.
+  std::vector<std::string> gap_tables;
 };
 const ActiveTableInfo& ActiveTable();
 

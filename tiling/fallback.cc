@@ -134,4 +134,16 @@ TablePick PickTable(const MachineFacts& me, const std::vector<TableCandidate>& t
   return {};
 }
 
+std::vector<TablePick> RankTables(const MachineFacts& me, const std::vector<TableCandidate>& tables,
+                                  const std::vector<std::string>& hidden) {
+  std::vector<TablePick> ranked;
+  std::vector<std::string> seen = hidden;
+  for (TablePick p = PickTable(me, tables, seen); p.index >= 0 && tables[size_t(p.index)].facts.id != "default";
+       p = PickTable(me, tables, seen)) {
+    ranked.push_back(p);
+    seen.push_back(tables[size_t(p.index)].facts.id);
+  }
+  return ranked;
+}
+
 }  // namespace actgrad

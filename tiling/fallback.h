@@ -57,5 +57,11 @@ struct TablePick {
 // posing as new: actgrad-tune --as-new-machine).
 TablePick PickTable(const MachineFacts& me, const std::vector<TableCandidate>& tables,
                     const std::vector<std::string>& hidden = {});
+// The tables the chain would pick one after another (each next one with the
+// earlier ones hidden), the default excluded: a fallback table first, then
+// the tables that fill the series (op, dtype, GELU formula, layout) it lacks.
+// Empty when the chain gives only the default.
+std::vector<TablePick> RankTables(const MachineFacts& me, const std::vector<TableCandidate>& tables,
+                                  const std::vector<std::string>& hidden = {});
 
 }  // namespace actgrad

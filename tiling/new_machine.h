@@ -11,9 +11,13 @@
 namespace actgrad {
 
 struct NewMachineFallback {
-  tables::Table table;  // the compiled-in table's entries, machine id and ISA family
-  MachineFacts facts;   // its facts (CompiledTable's)
-  std::string reason;   // why the chain picked it (TablePick::reason)
+  // The fallback table's machine id and ISA family, its entries, then the
+  // entries of the series it lacks from the next tables of the chain.
+  tables::Table table;
+  std::vector<bool> from_first;         // per entry: from the fallback table itself
+  std::vector<std::string> gap_tables;  // the tables that filled series, in chain order
+  MachineFacts facts;                   // the fallback table's facts (CompiledTable's)
+  std::string reason;                   // why the chain picked it (TablePick::reason)
 };
 // The table the chain gives this machine posing as new (no table of its own
 // id, no ACTGRAD_TILING_TABLE, no user cache); nullopt when that is the

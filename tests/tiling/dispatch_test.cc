@@ -11,7 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "acl/acl.h"
@@ -253,6 +256,42 @@ TEST_F(Dispatch, AsNewMachineHidesTheOwnTable) {
     EXPECT_NE(ActiveTable().machine_id, t.machine_id);
     EXPECT_NE(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
     EXPECT_EQ(ActiveTable().source.rfind("compiled:", 0), 0u) << ActiveTable().source;
+  }
+}
+
+// A fallback covers every series (op, dtype, GELU formula, layout) that a
+// table of the chain has: the series the first table lacks come from the
+// next ones (ActiveTableInfo::gap_tables), never the default.
+TEST_F(Dispatch, FallbackFillsTheSeriesItsFirstTableLacks) {
+  using Series = std::tuple<int, int, int, int>;
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
+    const auto& t = tables::kCompiledTables[i];
+    if (std::string(t.machine_id) == "default" || !*t.isa_family) continue;
+    testing::internal::CaptureStderr();
+    ReloadTilingTable(t.machine_id, t.isa_family, /*as_new_machine=*/true);
+    testing::internal::GetCapturedStderr();
+    if (ActiveTable().reason == "portable default") continue;
+    // Per series of the family's other tables: an entry this CPU can run, and its size.
+    std::map<Series, uint64_t> runnable_at;
+    std::set<Series> first;
+    for (size_t j = 0; j < tables::kNumCompiledTables; ++j) {
+      const auto& f = tables::kCompiledTables[j];
+      if (std::string(f.isa_family) != t.isa_family || std::string(f.machine_id) == t.machine_id) continue;
+      for (size_t k = 0; k < f.count; ++k) {
+        const auto& e = f.entries[k];
+        const Series series{e.op, e.dtype, e.mode, e.layout};
+        if (ActiveTable().machine_id == f.machine_id) first.insert(series);
+        const Variant* v = FindVariant(e.variant);
+        if (v && v->supported && !runnable_at.count(series)) runnable_at[series] = e.size_lo;
+      }
+    }
+    for (const auto& [series, n] : runnable_at) {
+      const auto& [op, dtype, mode, layout] = series;
+      const KernelChoice c = ChooseKernel(Op(op), DType(dtype), GeluApprox(mode), n, tables::Layout(layout));
+      EXPECT_TRUE(c.from_table) << t.machine_id << " as new: series " << op << "/" << dtype << "/" << mode << "/"
+                                << layout << " not served by " << ActiveTableName();
+    }
+    if (first.size() < runnable_at.size()) EXPECT_FALSE(ActiveTable().gap_tables.empty()) << t.machine_id;
   }
 }
 

@@ -121,6 +121,20 @@ TEST(Fallback, HiddenTablesAreNeverPicked) {
   EXPECT_EQ(p.reason, "nearest machine facts in ISA family x86-avx512");
 }
 
+// The chain's order, for the series the first table lacks: each next table
+// is the pick with the earlier ones hidden; the default never fills.
+TEST(Fallback, RankTablesFollowsTheChain) {
+  const auto t = Tables();
+  const MachineFacts me = Facts("genuineintel-6-167", "x86-avx512", kSpr, 2 * kMiB, 480 * kMiB, 2);
+  const auto ranked = RankTables(me, t);
+  ASSERT_EQ(ranked.size(), 2u);  // Intel, then AMD of the family; not the AVX2 table, not the default
+  EXPECT_EQ(t[size_t(ranked[0].index)].facts.id, "genuineintel-6-143");
+  EXPECT_EQ(ranked[0].reason, "same vendor and family, nearest model");
+  EXPECT_EQ(t[size_t(ranked[1].index)].facts.id, "authenticamd-25-17");
+  EXPECT_EQ(ranked[1].reason, "nearest machine facts in ISA family x86-avx512");
+  EXPECT_TRUE(RankTables(Facts("arm-0x41-0xd0c", "arm-neon", {"asimd"}, kMiB, 32 * kMiB, 64), t).empty());
+}
+
 TEST(Fallback, VectorFeaturesKeepsOnlyTheListedFlagsInOrder) {
   EXPECT_EQ(VectorFeatures({"fpu", "avx512_fp16", "sse", "avx2", "sve"}),
             (std::vector<std::string>{"avx2", "avx512_fp16", "sve"}));

@@ -351,6 +351,7 @@ void SeedFromFallback(TuneConfig* cfg) {
   auto seed = std::make_shared<QuickSeed>();
   seed->machine_id = fallback->table.machine_id;
   seed->entries = std::move(fallback->table.entries);
+  seed->from_first = std::move(fallback->from_first);
   seed->facts = fallback->facts;
   seed->here = ThisMachineFacts();
   ReloadTilingTable("", "", /*as_new_machine=*/true);

@@ -21,10 +21,12 @@ int WhichTable() {
                       {"cpu_model", CpuModelName()},
                       {"facts", {{"features", me.features}, {"l2", me.l2}, {"llc", me.llc}, {"cores", me.cores}}}};
   const ActiveTableInfo& active = ActiveTable();
-  j["table"] = {{"machine_id", active.machine_id}, {"source", active.source}, {"reason", active.reason}};
+  j["table"] = {{"machine_id", active.machine_id}, {"source", active.source}, {"reason", active.reason},
+                {"gap_tables", active.gap_tables}};
   const std::optional<NewMachineFallback> fallback = FallbackForNewMachine();
   j["new_machine_fallback"] = fallback ? nlohmann::json{{"machine_id", fallback->table.machine_id},
                                                         {"reason", fallback->reason},
+                                                        {"gap_tables", fallback->gap_tables},
                                                         {"entries", fallback->table.entries.size()}}
                                        : nlohmann::json{{"machine_id", "default"}, {"reason", "portable default"}};
   const std::string dir = UserTableCacheDir();

@@ -39,13 +39,17 @@ constexpr double kMinimalSamples = 22;
 }  // namespace
 
 double Doubt(const Cell& cell, const QuickSeed& seed) {
-  bool series = false;
-  for (const auto& e : seed.entries)
-    series |= e.op == cell.op && e.dtype == cell.dtype && e.mode == cell.mode &&
-              tables::LayoutName(e.layout) == cell.layout;
+  bool series = false, first = false;
+  for (size_t i = 0; i < seed.entries.size(); ++i) {
+    const tables::Entry& e = seed.entries[i];
+    if (e.op != cell.op || e.dtype != cell.dtype || e.mode != cell.mode || tables::LayoutName(e.layout) != cell.layout)
+      continue;
+    series = true;
+    first |= i >= seed.from_first.size() || seed.from_first[i];
+  }
   if (!series) return 2;
   const MachineFacts &a = seed.here, &b = seed.facts;
-  double doubt = 0;
+  double doubt = first ? 0 : 1;
   if (DTypeSize(cell.dtype) == 2 &&
       Differ(a, b, {"f16c", "avx512_bf16", "avx512_fp16", "amx_bf16", "asimdhp", "fphp", "bf16", "svebf16"}))
     doubt += 1;

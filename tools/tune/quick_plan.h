@@ -19,14 +19,15 @@ struct CellSpec;
 // What a quick pass starts from on a machine without a table of its own.
 struct QuickSeed {
   std::string machine_id;              // the fallback table's
-  std::vector<tables::Entry> entries;  // its entries
+  std::vector<tables::Entry> entries;  // its entries, and those of the series it lacks from the next tables
+  std::vector<bool> from_first;        // per entry: the fallback table's own (empty: all)
   MachineFacts facts;                  // its machine's facts
   MachineFacts here;                   // this machine's
 };
 
 // How likely the fallback's choice for `cell` is wrong here, from the facts
-// the choice depends on (0: nothing differs): the fallback has no entry of
-// the cell's series (2); 16-bit cells where the 16-bit features differ (1);
+// the choice depends on (0: nothing differs): no table of the chain has the
+// cell's series (2), or only a table after the fallback's (1); 16-bit cells where the 16-bit features differ (1);
 // the SIMD width differs (1); a thread's share of the call lies between the
 // two machines' L2 sizes (1) or last-level caches (1); the core counts
 // differ (0.5).

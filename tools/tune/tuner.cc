@@ -689,56 +689,64 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   return res;
 }
 
+namespace {
+
+// The entries of `table` within cfg's ops, dtypes, octaves, layouts and GELU formulas.
+std::vector<const tables::Entry*> SelectedEntries(const tables::Table& table, const TuneConfig& cfg) {
+  const auto has = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
+  std::vector<const tables::Entry*> todo;
+  for (const auto& e : table.entries)
+    if (has(cfg.ops, e.op) && has(cfg.dtypes, e.dtype) && has(cfg.octaves, e.octave) &&
+        has(cfg.layouts, std::string(tables::LayoutName(e.layout))) &&
+        (e.op != Op::kGeluBwd || has(cfg.gelu_modes, e.mode)))
+      todo.push_back(&e);
+  return todo;
+}
+
+// One row's interleaved samples: sample k is repetition k / 2 of the entry
+// (even k) or the baseline (odd k); repetition r at placement r %
+// final_placements, as in the search's final round.
+void MeasureVerifyRow(Backend& be, const TuneConfig& cfg, int reps, const std::atomic<bool>* stop, VerifyRow* row) {
+  std::vector<double> a, d;
+  const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row->cell));
+  std::vector<int> placements;
+  for (int k = 0; k < 2 * reps; ++k) placements.push_back(k / 2 % std::max(1, cfg.search.final_placements));
+  for (size_t k : PlacementOrder(placements, seed)) {
+    if (stop && stop->load()) throw Interrupted();
+    const bool entry = k % 2 == 0;
+    if (row->same && !entry) continue;
+    be.SetPlacement(placements[k]);
+    const auto s = be.Measure(row->cell, entry ? row->entry : row->base, 1, cfg.search.min_seconds);
+    (entry ? a : d).push_back(s.at(0));
+  }
+  row->entry_ns = Median(a);
+  row->base_ns = row->same ? row->entry_ns : Median(d);
+  row->speedup = row->base_ns / row->entry_ns;
+  row->p_value = row->same ? 1.0 : MannWhitneyLessP(a, d);
+  row->p_slower = row->same ? 1.0 : MannWhitneyLessP(d, a);
+}
+
+}  // namespace
+
 std::vector<VerifyRow> RunVerify(Backend& be, const tables::Table& table, const TuneConfig& cfg, int reps,
                                  Progress& progress, const std::atomic<bool>* stop, const Baseline& baseline) {
   std::vector<VerifyRow> rows;
-  std::vector<const tables::Entry*> todo;
-  for (const auto& e : table.entries) {
-    if (std::find(cfg.ops.begin(), cfg.ops.end(), e.op) == cfg.ops.end()) continue;
-    if (std::find(cfg.dtypes.begin(), cfg.dtypes.end(), e.dtype) == cfg.dtypes.end()) continue;
-    if (std::find(cfg.octaves.begin(), cfg.octaves.end(), e.octave) == cfg.octaves.end()) continue;
-    if (std::find(cfg.layouts.begin(), cfg.layouts.end(), std::string(tables::LayoutName(e.layout))) ==
-        cfg.layouts.end())
-      continue;
-    if (e.op == Op::kGeluBwd &&
-        std::find(cfg.gelu_modes.begin(), cfg.gelu_modes.end(), e.mode) == cfg.gelu_modes.end())
-      continue;
-    todo.push_back(&e);
-  }
+  const std::vector<const tables::Entry*> todo = SelectedEntries(table, cfg);
   progress.Begin("actgrad-tune --verify: " + std::to_string(todo.size()) + " entries, " + std::to_string(reps) +
-                     " interleaved samples each of the table's choice and the default, on placements " +
+                     " interleaved samples each of the table's choice and the baseline, on placements " +
                      PlacementList(cfg.search.final_placements),
                  double(todo.size()));
   for (size_t i = 0; i < todo.size(); ++i) {
     const tables::Entry& e = *todo[i];
     VerifyRow row;
     row.cell = Cell{e.op, e.dtype, tables::LayoutName(e.layout), e.octave, RepresentativeN(e.octave, cfg.max_n),
-                        e.mode};
+                    e.mode};
     row.entry = e.At(row.cell.n, be.ThreadsAvailable());
     progress.Update(double(i), CellKey(row.cell));
     try {
       row.base = baseline ? baseline(row.cell) : be.Default(row.cell);
       row.same = row.base.Key() == row.entry.Key();
-      std::vector<double> a, d;
-      const uint64_t seed = HashKey(cfg.search.seed, "verify/" + CellKey(row.cell));
-      // Sample k is repetition k / 2 of the entry (even k) or the default
-      // (odd k); repetition r at placement r % final_placements, as in the
-      // search's final round.
-      std::vector<int> placements;
-      for (int k = 0; k < 2 * reps; ++k) placements.push_back(k / 2 % std::max(1, cfg.search.final_placements));
-      for (size_t k : PlacementOrder(placements, seed)) {
-        if (stop && stop->load()) throw Interrupted();
-        const bool entry = k % 2 == 0;
-        if (row.same && !entry) continue;
-        be.SetPlacement(placements[k]);
-        const auto s = be.Measure(row.cell, entry ? row.entry : row.base, 1, cfg.search.min_seconds);
-        (entry ? a : d).push_back(s.at(0));
-      }
-      row.entry_ns = Median(a);
-      row.base_ns = row.same ? row.entry_ns : Median(d);
-      row.speedup = row.base_ns / row.entry_ns;
-      row.p_value = row.same ? 1.0 : MannWhitneyLessP(a, d);
-      row.p_slower = row.same ? 1.0 : MannWhitneyLessP(d, a);
+      MeasureVerifyRow(be, cfg, reps, stop, &row);
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& ex) {

@@ -69,13 +69,13 @@ double MinimalCellCost(const Cell& cell, const TuneConfig& cfg) {
 std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const TuneConfig& cfg,
                                        const QuickSeed* seed) {
   const double room = cfg.budget_sec * (1.0 - cfg.overhead_share) * (1.0 - cfg.screen_share);
-  std::vector<std::tuple<double, size_t>> order;  // (priority, index): lower first
+  std::vector<std::tuple<int, double, size_t>> order;  // (level, -doubt, index): lower first
   for (size_t i = 0; i < cells.size(); ++i)
-    order.emplace_back(Level(cells[i].cell.octave) - (seed ? Doubt(cells[i].cell, *seed) : 0.0), i);
+    order.emplace_back(Level(cells[i].cell.octave), seed ? -Doubt(cells[i].cell, *seed) : 0.0, i);
   std::stable_sort(order.begin(), order.end());
   std::vector<bool> keep(cells.size(), false);
   double planned = 0;
-  for (const auto& [priority, i] : order) {
+  for (const auto& [level, doubt, i] : order) {
     const double cost = MinimalCellCost(cells[i].cell, cfg);
     if (planned + cost > room) continue;  // a cheaper, later cell may still fit
     planned += cost;
@@ -88,8 +88,13 @@ std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const
 }
 
 size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells, tables::Table* table) {
-  std::set<tables::CellKey> have, planned;
-  for (const auto& e : table->entries) have.insert(tables::CellOf(e));
+  using Series = std::tuple<int, int, int, int>;
+  const auto series_of = [](const tables::Entry& e) {
+    return Series{int(e.op), int(e.dtype), int(e.mode), int(e.layout)};
+  };
+  std::set<Series> measured;
+  for (const auto& e : table->entries) measured.insert(series_of(e));
+  std::set<tables::CellKey> planned;
   for (const auto& c : cells) {
     tables::Layout layout = tables::Layout::kContig;
     if (!tables::ParseLayout(c.cell.layout, &layout)) continue;
@@ -97,7 +102,7 @@ size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells,
   }
   size_t added = 0;
   for (const auto& e : seed.entries) {
-    if (have.count(tables::CellOf(e)) || !planned.count(tables::CellOf(e))) continue;
+    if (measured.count(series_of(e)) || !planned.count(tables::CellOf(e))) continue;
     table->entries.push_back(e);
     ++added;
   }

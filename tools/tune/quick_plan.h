@@ -41,14 +41,17 @@ double MinimalCellCost(const Cell& cell, const TuneConfig& cfg);
 
 // The cells, in their planned order, that fit the cells' share of the
 // budget, chosen coarse to fine (octaves 12, 16, 20, 24 first, then the
-// other even ones, then the odd ones), a doubted cell counting a level
-// coarser per unit of Doubt (seed may be null: no doubt).
+// other even ones, then the odd ones), within a level the most doubted first
+// (seed may be null: no doubt).
 std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const TuneConfig& cfg,
                                        const QuickSeed* seed);
 
-// Adds to `table` the seed's entries of the cells of `cells` (the run's
-// whole plan) it has no entry for, then moves disagreeing boundaries back to
-// powers of two. Returns how many it added.
+// Adds to `table` the seed's entries of the series (op, dtype, GELU
+// formula, layout) of `cells` (the run's whole plan) it measured nothing of:
+// where it measured some octaves of a series, the others take the nearest
+// measured octave (as the dispatch does for any gap), which predicts this
+// machine better than another machine's entry. Then moves disagreeing
+// boundaries back to powers of two. Returns how many it added.
 size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells, tables::Table* table);
 
 }  // namespace actgrad::tune

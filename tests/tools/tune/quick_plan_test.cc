@@ -109,20 +109,22 @@ TEST(QuickPlan, DoubtedCellsComeFirst) {
   EXPECT_GT(strided, strided_without);
 }
 
-TEST(QuickPlan, SeedEntriesFillOnlyUnmeasuredCellsOfThePlan) {
+TEST(QuickPlan, SeedEntriesFillOnlyUnmeasuredSeriesOfThePlan) {
   TuneConfig cfg = TuneConfig::Defaults(/*quick=*/true);
   cfg.ops = {Op::kSeluBwd};
-  cfg.dtypes = {DType::kF32};
+  cfg.dtypes = {DType::kF32, DType::kBF16};
   cfg.layouts = {"contig"};
   QuickSeed s = Seed();
   s.entries.push_back(SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 18));
+  s.entries.push_back(SeedEntry(Op::kSeluBwd, DType::kBF16, tables::Layout::kContig, 18));
   tables::Table t;
   t.entries.push_back(SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 18));
   t.entries.back().choice.variant = "tuned";
-  EXPECT_EQ(AddSeedEntries(s, AllCells(cfg), &t), 1u);  // o16 f32; not o18 (tuned), not f16 (outside the plan)
+  // bf16 o18 only: f32 was measured (its o16 takes the nearest measured octave), f16 is outside the plan.
+  EXPECT_EQ(AddSeedEntries(s, AllCells(cfg), &t), 1u);
   ASSERT_EQ(t.entries.size(), 2u);
   EXPECT_EQ(t.entries[0].choice.variant, "tuned");
-  EXPECT_EQ(t.entries[1].octave, 16);
+  EXPECT_EQ(t.entries[1].dtype, DType::kBF16);
   EXPECT_EQ(t.entries[1].choice.variant, "seed");
 }
 

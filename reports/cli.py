@@ -242,6 +242,8 @@ def _add_tune_gain(sub):
     s.add_argument("gain", metavar="GAIN.json", help="an actgrad-tune --verify-json file")
     s.add_argument("--md", metavar="FILE", help="write the markdown table here instead of printing it")
     s.add_argument("--plot", metavar="FILE.png", help="also draw the heat map as a PNG")
+    s.add_argument("--merge-layouts", action="store_true",
+                   help="one row per op and dtype: the geometric mean over the layouts of each size")
     s.set_defaults(fn=cmd_tune_gain)
 
 

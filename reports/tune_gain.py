@@ -7,7 +7,8 @@ the speed-up (fallback time / new time) and the tuner's verdict at its
 significance level (faster, slower, n.s. or same choice).
 
 Prints (or ``--md FILE`` writes) a markdown table, one row per op, dtype
-(GELU formula) and layout, one column per size octave (labelled by its lower bound: 64K is [64K, 128K)), and ``--plot FILE.png`` draws
+(GELU formula) and layout (``--merge-layouts``: per op and dtype, the
+geometric mean over the layouts), one column per size octave (labelled by its lower bound: 64K is [64K, 128K)), and ``--plot FILE.png`` draws
 the same as a heat map. Bad input (missing file, not JSON, rows without the
 fields) exits 2 naming the file; outputs are written atomically.
 """
@@ -46,32 +47,37 @@ def load(path):
     return doc
 
 
-def group_of(r):
+def group_of(r, layouts=True):
     formula = f" {r['gelu_approx']}" if r["op"] == "gelu_bwd" else ""
-    return f"{r['op']} {r['dtype']}{formula} {r['layout']}"
+    return f"{r['op']} {r['dtype']}{formula}" + (f" {r['layout']}" if layouts else "")
 
 
-def grid(doc):
-    """(groups in file order, sizes ascending, {(group, octave): row})."""
+def grid(doc, layouts=True):
+    """(groups in file order, sizes ascending, {(group, octave): [rows]})."""
     cells, groups, octaves = {}, OrderedDict(), set()
     for r in doc["rows"]:
-        g = group_of(r)
+        g = group_of(r, layouts)
         groups[g] = True
         octaves.add(r["octave"])
-        cells[(g, r["octave"])] = r
+        cells.setdefault((g, r["octave"]), []).append(r)
     return list(groups), sorted(octaves), cells
 
 
-def _cell_text(r):
-    if r is None:
+def _cell_text(rows):
+    """One row: its speed-up and verdict; several (layouts merged): their geometric mean and counts."""
+    if not rows:
         return ""
-    if "note" in r:
+    measured = [r for r in rows if "note" not in r]
+    if not measured:
         return "not measured"
-    return f"{r['speedup']:.2f}x{MARKS.get(r.get('verdict'), '')}"
+    if len(rows) == 1:
+        return f"{measured[0]['speedup']:.2f}x{MARKS.get(measured[0].get('verdict'), '')}"
+    slower = sum(1 for r in measured if r.get("verdict") == "slower")
+    return f"{geomean([r['speedup'] for r in measured]):.2f}x" + (f" ({slower} slower)" if slower else "")
 
 
-def markdown(doc):
-    groups, octaves, cells = grid(doc)
+def markdown(doc, layouts=True):
+    groups, octaves, cells = grid(doc, layouts)
     measured = [r for r in doc["rows"] if "note" not in r]
     count = {v: sum(1 for r in measured if r.get("verdict") == v) for v in MARKS}
     lines = [
@@ -80,12 +86,15 @@ def markdown(doc):
         f"Machine {doc.get('machine_id', '?')} ({doc.get('cpu_model', '?')}), {doc.get('date', '?')}, "
         f"table {doc.get('table', '?')}; verdicts at p < {doc.get('alpha', 0.05)} (one-sided U tests).",
         "",
-        "| op dtype layout | " + " | ".join(human_size(1 << k) for k in octaves) + " | geomean |",
+        "| op dtype" + (" layout" if layouts else "") + " | " + " | ".join(human_size(1 << k) for k in octaves) +
+        " | geomean |",
         "|---|" + "---:|" * (len(octaves) + 1),
     ]
+    if not layouts:
+        lines[0] += " Layouts merged: the geometric mean of a cell's layouts, and how many were significantly slower."
     for g in groups:
         row = [cells.get((g, k)) for k in octaves]
-        ups = [r["speedup"] for r in row if r is not None and "note" not in r]
+        ups = [r["speedup"] for rs in row if rs for r in rs if "note" not in r]
         mean = f"{geomean(ups):.2f}x" if ups else ""
         lines.append(f"| {g} | " + " | ".join(_cell_text(r) for r in row) + f" | {mean} |")
     if measured:
@@ -102,7 +111,7 @@ def plot(doc, path):
     from matplotlib.figure import Figure
 
     groups, octaves, cells = grid(doc)
-    values = [[cells[(g, k)]["speedup"] if (g, k) in cells and "note" not in cells[(g, k)] else math.nan
+    values = [[cells[(g, k)][0]["speedup"] if (g, k) in cells and "note" not in cells[(g, k)][0] else math.nan
                for k in octaves] for g in groups]
     spread = max([abs(math.log(v)) for row in values for v in row if v == v] + [math.log(1.05)])
     fig = Figure(figsize=(2 + 1.1 * len(octaves), 1 + 0.28 * len(groups)))
@@ -128,7 +137,7 @@ def plot(doc, path):
 
 def run(a):
     doc = load(a.gain)
-    text = markdown(doc)
+    text = markdown(doc, layouts=not a.merge_layouts)
     if a.md:
         atomic.write_text(a.md, text)
     else:

@@ -28,6 +28,16 @@ def test_table_gives_each_cell_its_speedup_and_verdict(tmp_path):
     assert "1 significantly faster, 1 significantly slower, 0 not significant, 1 the same choice" in r.out
 
 
+def test_merged_layouts_give_one_row_per_op_and_dtype(tmp_path):
+    doc = gain_doc()
+    doc["rows"].append(row("selu_bwd", "f16", "strided", 16, 1.0 / 1.5, "slower"))
+    r = run_cli("tune-gain", write_json(tmp_path / "g.json", doc), "--merge-layouts")
+    assert r.code == 0, r
+    assert "| op dtype | 64K | 16M | geomean |" in r.out
+    assert "| selu_bwd f16 | 1.00x (1 slower) | 1.00x (same) | 1.00x |" in r.out
+    assert "| gelu_bwd f32 tanh | 0.80x (slower) |  | 0.80x |" in r.out
+
+
 def test_md_and_plot_are_written(tmp_path):
     g = write_json(tmp_path / "g.json", gain_doc())
     r = run_cli("tune-gain", g, "--md", tmp_path / "g.md", "--plot", tmp_path / "g.png")

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "tiling/machine.h"
@@ -36,19 +35,6 @@ long ParseIdNumber(const std::string& s) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 0);
   return end && *end == 0 && v >= 0 ? v : -1;
-}
-
-std::vector<std::string> CpuinfoFlags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::vector<std::string> flags;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
-      std::istringstream ss(line.substr(line.find(':') + 1));
-      for (std::string f; ss >> f;) flags.push_back(f);
-      break;
-    }
-  return flags;
 }
 
 // |log2(a / b)|, or 1 when either is unknown.
@@ -92,7 +78,7 @@ MachineFacts ThisMachineFacts() {
   MachineFacts f;
   ParseMachineId(MachineId(), &f);
   f.isa_family = IsaFamily();
-  f.features = VectorFeatures(CpuinfoFlags());
+  f.features = VectorFeatures(CpuFlags());
   f.l2 = L2CacheBytes();
   f.llc = LastLevelCacheBytes();
   f.cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -73,6 +73,19 @@ std::string CpuModelNameIn(const std::string& cpuinfo) {
   return "";
 }
 
+std::vector<std::string> CpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::vector<std::string> flags;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+      std::istringstream ss(line.substr(line.find(':') + 1));
+      for (std::string f; ss >> f;) flags.push_back(f);
+      break;
+    }
+  return flags;
+}
+
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
   std::stringstream text;

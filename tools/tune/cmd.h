@@ -87,6 +87,11 @@ int DryRun(const Context& context, const RunPaths& paths);
 // --check's report of a finished search (stdout); wall: its seconds.
 void PrintCheck(const Context& context, const TuneResult& res, double wall, const double load_start[3]);
 
+// The choice the library's dispatch makes for a cell from the table it
+// uses now (TableChoice): --check's incumbent, the quick pass's start,
+// --verify --against fallback's baseline.
+Choice DispatchChoice(const Cell& cell);
+
 // Raised by SIGINT/SIGTERM: the search stops at the next sample.
 std::atomic<bool>& StopFlag();
 // Set once the log is open: what main says if anything escapes after that.

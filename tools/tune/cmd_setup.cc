@@ -33,6 +33,14 @@ namespace actgrad::tune::cmd {
 
 namespace fs = std::filesystem;
 
+Choice DispatchChoice(const Cell& cell) {
+  tables::Layout layout = tables::Layout::kContig;
+  tables::ParseLayout(cell.layout, &layout);  // checked with the options
+  Choice c = TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
+  if (c.variant.empty()) throw std::runtime_error("the dispatch has no kernel for this cell");
+  return c;
+}
+
 namespace {
 
 void OnSignal(int sig) {
@@ -236,13 +244,7 @@ int ReadCheck(const Flags& f, TuneConfig* cfg) {
     return 2;
   }
   // The incumbent of every cell is what the library would run at that n.
-  cfg->incumbent = [](const Cell& cell) {
-    tables::Layout layout = tables::Layout::kContig;
-    tables::ParseLayout(cell.layout, &layout);  // checked with the options
-    Choice c = TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
-    if (c.variant.empty()) throw std::runtime_error("the dispatch has no kernel for this cell");
-    return c;
-  };
+  cfg->incumbent = DispatchChoice;
   cfg->incumbent_name = "shipping:" + ActiveTableName();
   cfg->judging = true;
   cfg->fit_cells = false;  // it judges every cell asked for
@@ -356,11 +358,7 @@ void SeedFromFallback(TuneConfig* cfg) {
   seed->here = ThisMachineFacts();
   ReloadTilingTable("", "", /*as_new_machine=*/true);
   cfg->seed = seed;
-  cfg->incumbent = [](const Cell& cell) {
-    tables::Layout layout = tables::Layout::kContig;
-    tables::ParseLayout(cell.layout, &layout);  // checked with the options
-    return TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
-  };
+  cfg->incumbent = DispatchChoice;
   cfg->incumbent_name = "fallback:" + seed->machine_id;
 }
 

@@ -17,14 +17,6 @@ namespace actgrad::tune::cmd {
 
 namespace {
 
-// The fallback table's choice in a cell (the active table after
-// ReloadTilingTable(..., as_new_machine)).
-Choice FallbackChoice(const Cell& cell) {
-  tables::Layout layout = tables::Layout::kContig;
-  tables::ParseLayout(cell.layout, &layout);
-  return TableChoice(cell.op, cell.dtype, cell.mode, cell.n, layout);
-}
-
 // {"machine_id", "table", "baseline", "date", "wall_sec", "rows": [...]},
 // written through a temporary file and a rename.
 bool WriteVerifyJson(const std::string& path, const Context& s, const tables::Table& table, const std::string& name,
@@ -78,7 +70,7 @@ int Verify(Context& s) {
     if (f.against == "fallback") {
       ReloadTilingTable("", "", /*as_new_machine=*/true);
       name = "the fallback (" + ActiveTable().machine_id + ")";
-      baseline = FallbackChoice;
+      baseline = DispatchChoice;  // the active table is now the fallback
     }
     const auto rows = RunVerify(backend, table, s.cfg, reps, *s.progress, &StopFlag(), baseline);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

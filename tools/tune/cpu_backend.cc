@@ -555,19 +555,7 @@ std::vector<double> CpuBackend::Measure(const Cell& cell, const Choice& c, int r
 nlohmann::json CpuBackend::Provenance() {
   nlohmann::json p;
   p["cpu_model"] = CpuModelName();
-  std::vector<std::string> flags;
-  {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
-        std::istringstream ss(line.substr(line.find(':') + 1));
-        std::string f;
-        while (ss >> f) flags.push_back(f);
-        break;
-      }
-  }
-  p["cpu_flags"] = flags;
+  p["cpu_flags"] = CpuFlags();
   p["cores"] = long(sysconf(_SC_NPROCESSORS_ONLN));
   // What the thread rules were measured with (docs/tuning.md): the CPUs the
   // tuner could use and their sockets and cache domains.

@@ -208,13 +208,14 @@ std::vector<const tables::CompiledTable*> ChainTables(const std::string& id, con
   std::vector<TableCandidate> candidates;
   for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i]));
   const std::vector<std::string> hidden = as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{};
-  const TablePick first = PickTable(me, candidates, hidden);
+  // RankTables' first pick is PickTable's, unless that is the default.
+  const std::vector<TablePick> ranked = RankTables(me, candidates, hidden);
+  const TablePick first = ranked.empty() ? PickTable(me, candidates, hidden) : ranked.front();
   if (first.index < 0) return {};
   *reason = first.reason;
-  if (first.reason == "exact machine id" || candidates[size_t(first.index)].facts.id == "default")
-    return {&tables::kCompiledTables[first.index]};
+  if (ranked.empty() || first.reason == "exact machine id") return {&tables::kCompiledTables[first.index]};
   std::vector<const tables::CompiledTable*> chain;
-  for (const TablePick& p : RankTables(me, candidates, hidden)) chain.push_back(&tables::kCompiledTables[p.index]);
+  for (const TablePick& p : ranked) chain.push_back(&tables::kCompiledTables[p.index]);
   return chain;
 }
 
@@ -222,13 +223,12 @@ std::vector<const tables::CompiledTable*> ChainTables(const std::string& id, con
 // formula, layout) no earlier table of the chain has.
 template <class F>
 void ForEachChainEntry(const std::vector<const tables::CompiledTable*>& chain, F f) {
-  using Series = std::tuple<int, int, int, int>;
-  std::set<Series> earlier;
+  std::set<tables::SeriesKey> earlier;
   for (size_t k = 0; k < chain.size(); ++k) {
-    std::set<Series> mine;
+    std::set<tables::SeriesKey> mine;
     for (size_t i = 0; i < chain[k]->count; ++i) {
       const auto& e = chain[k]->entries[i];
-      const Series series{e.op, e.dtype, e.mode, e.layout};
+      const tables::SeriesKey series{e.op, e.dtype, e.mode, e.layout};
       if (earlier.count(series)) continue;
       mine.insert(series);
       f(e, k);

@@ -76,6 +76,9 @@ struct Entry {
 // A table's cell, (op, dtype, GELU mode, layout, octave): at most one entry each.
 using CellKey = std::tuple<int, int, int, int, int>;
 inline CellKey CellOf(const Entry& e) { return {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave}; }
+// A series, the cells of one op, dtype, GELU mode and layout over all octaves.
+using SeriesKey = std::tuple<int, int, int, int>;
+inline SeriesKey SeriesOf(const Entry& e) { return {int(e.op), int(e.dtype), int(e.mode), int(e.layout)}; }
 
 struct Table {
   std::string machine_id;

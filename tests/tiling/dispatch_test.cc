@@ -263,7 +263,7 @@ TEST_F(Dispatch, AsNewMachineHidesTheOwnTable) {
 // table of the chain has: the series the first table lacks come from the
 // next ones (ActiveTableInfo::gap_tables), never the default.
 TEST_F(Dispatch, FallbackFillsTheSeriesItsFirstTableLacks) {
-  using Series = std::tuple<int, int, int, int>;
+  using Series = tables::SeriesKey;
   for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
     const auto& t = tables::kCompiledTables[i];
     if (std::string(t.machine_id) == "default" || !*t.isa_family) continue;

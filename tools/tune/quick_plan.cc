@@ -88,12 +88,8 @@ std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const
 }
 
 size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells, tables::Table* table) {
-  using Series = std::tuple<int, int, int, int>;
-  const auto series_of = [](const tables::Entry& e) {
-    return Series{int(e.op), int(e.dtype), int(e.mode), int(e.layout)};
-  };
-  std::set<Series> measured;
-  for (const auto& e : table->entries) measured.insert(series_of(e));
+  std::set<tables::SeriesKey> measured;
+  for (const auto& e : table->entries) measured.insert(tables::SeriesOf(e));
   std::set<tables::CellKey> planned;
   for (const auto& c : cells) {
     tables::Layout layout = tables::Layout::kContig;
@@ -102,7 +98,7 @@ size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells,
   }
   size_t added = 0;
   for (const auto& e : seed.entries) {
-    if (measured.count(series_of(e)) || !planned.count(tables::CellOf(e))) continue;
+    if (measured.count(tables::SeriesOf(e)) || !planned.count(tables::CellOf(e))) continue;
     table->entries.push_back(e);
     ++added;
   }

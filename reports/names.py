@@ -3,6 +3,16 @@
 ``<kind>/<subject>/n:<elements>/thr:<threads>`` with kinds variant, api, peer
 (``peer/<peer>.<op>.<dtype>`` or, on a view, ``peer/<peer>.<op>.<dtype>.<layout>``),
 roof, and atlas (``atlas/<atlas variant>/n:N/tile:T``, modelled NPU time).
+
+Op forms: in api and peer subjects the op token is an op of the vocabulary or
+``gelu_bwd_tanh``, GELU with approximate="tanh" (``gelu_bwd`` is GELU erf).
+A parsed name keeps the op (``gelu_bwd`` for both GELU forms, so grouping by op
+joins them) and the GELU mode in ``approx``: ``"erf"`` or ``"tanh"`` on api and
+peer rows of GELU, the variant's approx field (``erf_as``, ``tanh_pw5``, ...)
+on variants, whose first word is the mode; None elsewhere. ``form`` gives the
+op token back (``gelu_bwd_tanh`` for the tanh form, else the op): the key of
+a table row or of a comparison with a peer. ``label`` marks the tanh form,
+so the two GELU forms never share a legend label.
 Google Benchmark may append its own parts (``/repeats:5``, ``/real_time``,
 ``/threads:2``, a bare ``/1024`` argument); they are kept in ``extra``.
 Any other name (a foreign benchmark) parses as kind ``other``.
@@ -22,7 +32,27 @@ from dataclasses import dataclass, field
 from .vocabulary import DTYPES, OPS
 
 KINDS = ("variant", "api", "peer", "roof", "atlas")
+GELU = "gelu_bwd"
+GELU_TANH = "gelu_bwd_tanh"
+# Every op form in the order of the tables: the vocabulary's ops with GELU tanh after GELU erf.
+OP_FORMS = tuple(f for op in OPS for f in ((op, GELU_TANH) if op == GELU else (op,)))
 _PLACE = re.compile(r"^place:(\d{1,9})$")     # at most 9 digits: fits every integer column
+
+
+def split_form(token):
+    """An op token of an api or peer subject -> (op, approx): ``gelu_bwd_tanh`` -> (gelu_bwd, tanh),
+    ``gelu_bwd`` -> (gelu_bwd, erf), any other -> (token, None)."""
+    if token == GELU_TANH:
+        return GELU, "tanh"
+    return token, ("erf" if token == GELU else None)
+
+
+def form_of(op, approx):
+    """The op token of (op, approx): ``gelu_bwd_tanh`` when approx is the tanh mode (``tanh`` or a
+    variant's ``tanh_*``), else op."""
+    if op == GELU and approx and approx.split("_")[0] == "tanh":
+        return GELU_TANH
+    return op
 
 
 def strip_placement(name):
@@ -67,6 +97,15 @@ class Name:
         return self.kind in KINDS
 
     @property
+    def form(self):
+        """The op token: ``gelu_bwd_tanh`` for GELU tanh (any kind), else the op."""
+        return form_of(self.op, self.approx)
+
+    @property
+    def tanh(self):
+        return self.form == GELU_TANH
+
+    @property
     def base(self):
         """The benchmark's identity: the name without its placement."""
         return strip_placement(self.full)[0]
@@ -85,10 +124,11 @@ class Name:
         if self.kind == "variant":
             rest = self.subject.split(".")[2:]
             return ".".join(rest) or self.subject
+        mode = " tanh" if self.tanh else ""
         if self.kind == "peer":
-            return f"peer {self.peer}" + ("" if self.layout in (None, "contig") else f" {self.layout}")
+            return f"peer {self.peer}{mode}" + ("" if self.layout in (None, "contig") else f" {self.layout}")
         if self.kind == "api":
-            return f"api {self.layout}.{self.phase}"
+            return f"api{mode} {self.layout}.{self.phase}"
         if self.kind == "atlas":
             parts = self.subject.split(".")
             rest = parts[2:] if self.op and self.dtype else parts
@@ -136,6 +176,10 @@ def parse(name):
             f.setdefault("layout", "contig")
     elif kind == "api":
         f = {k: v for k, v in zip(("op", "dtype", "layout", "phase"), sub)}
+    if kind in ("api", "peer") and "op" in f:
+        f["op"], approx = split_form(f["op"])
+        if approx:
+            f["approx"] = approx
     elif kind == "atlas":
         if sub and sub[0] in OPS:
             f["op"] = sub[0]

@@ -46,6 +46,7 @@ class Point:
     pct: float
     file: str
     layout: str = None      # api and peer: contig, strided, bcast, transposed
+    form: str = None        # the op token (names.Name.form): gelu_bwd_tanh for GELU tanh, else op
 
 
 @dataclass
@@ -92,7 +93,7 @@ def collect(runs, notes):
             seen[b.name] = Point(kind=p.kind, name=b.name, series=p.series, label=p.label, op=p.op, dtype=p.dtype,
                                  n=p.n, thr=p.thr if p.thr is not None else 1, tile=p.tile,
                                  time_ns=b.center("real_time"), gbps=bps / 1e9 if bps else None, pct=pct,
-                                 file=run.path, layout=p.layout)
+                                 file=run.path, layout=p.layout, form=p.form)
     return list(seen.values())
 
 

@@ -6,7 +6,11 @@ from collections import defaultdict
 
 from . import atomic, inputs, plots, stability
 from .htmlutil import esc, page, table
-from .names import human_size
+from .names import OP_FORMS, human_size
+
+
+def form_order(form):
+    return OP_FORMS.index(form) if form in OP_FORMS else len(OP_FORMS)
 
 CONTEXT_KEYS = ("actgrad_machine_id", "actgrad_cpu_model", "actgrad_git_commit", "actgrad_compiler",
                 "actgrad_build_type", "actgrad_isa_targets", "actgrad_tiling_table", "date", "host_name",
@@ -20,23 +24,24 @@ def _figure_html(f):
 
 
 def _best_table(points):
-    """Per op, dtype, threads and n: the fastest variant, its GB/s and % of bandwidth, the best peer."""
+    """Per op form, dtype, threads and n: the fastest variant, its GB/s and % of bandwidth, the best peer
+    (GELU erf and GELU tanh are rows of their own: ``names.Name.form``)."""
     best = {}
     peers = {}
     for p in points:
         if not (p.gbps and p.op and p.dtype):
             continue
-        key = (p.op, p.dtype, p.thr, p.n)
+        key = (p.form, p.dtype, p.thr, p.n)
         if p.kind == "variant" and (key not in best or p.gbps > best[key].gbps):
             best[key] = p
         elif (p.kind == "peer" and p.layout in (None, "contig")  # the variants run contiguous
               and (key not in peers or p.gbps > peers[key].gbps)):
             peers[key] = p
     rows = []
-    for key in sorted(best, key=lambda k: (plots._order(k[0]), plots._dorder(k[1]), k[2], k[3])):
+    for key in sorted(best, key=lambda k: (form_order(k[0]), plots._dorder(k[1]), k[2], k[3])):
         b = best[key]
         pe = peers.get(key)
-        rows.append([b.op, b.dtype, b.thr, human_size(b.n), b.label, f"{b.gbps:.2f}",
+        rows.append([b.form, b.dtype, b.thr, human_size(b.n), b.label, f"{b.gbps:.2f}",
                      "-" if b.pct is None else f"{b.pct:.0f}%",
                      pe.label if pe else "-", f"{pe.gbps:.2f}" if pe else "-",
                      f"{b.gbps / pe.gbps:.2f}x" if pe else "-"])

@@ -22,7 +22,8 @@
 // plus roof/... and peer/... as in actgrad-bench-variants, and the peers that
 // compute on views (PyTorch) on the same views as the API:
 //   peer/<peer>.<op>.<dtype>.<layout>/n:N/thr:T/place:K (layout != contig),
-// each checked once against the API's result on the same view.
+// Before timing, the correctness mode (CheckPeers) checks every peer and the
+// API against the double reference; --actgrad_check_peers runs only that.
 #include <omp.h>
 
 #include <cstdio>
@@ -70,6 +71,7 @@ const char* PhaseName(Phase p) {
 // (the same buffers and views as the variant and peer benchmarks:
 // tools/inputs/views.h).
 struct Case {
+  ab::OpForm form;
   Op op;
   DType dt;
   Layout layout;
@@ -92,8 +94,11 @@ struct Case {
   }
 };
 
-std::unique_ptr<Case> MakeCase(Op op, DType dt, Layout layout, size_t n, const actgrad::inputs::Placement& place) {
+std::unique_ptr<Case> MakeCase(const ab::OpForm& form, DType dt, Layout layout, size_t n,
+                               const actgrad::inputs::Placement& place) {
+  const Op op = form.op;
   auto c = std::make_unique<Case>();
+  c->form = form;
   c->op = op;
   c->dt = dt;
   c->layout = layout;
@@ -119,18 +124,23 @@ aclnnStatus Phase1(const Case& c, uint64_t* ws, aclOpExecutor** ex) {
   switch (c.op) {
     case Op::kSeluBwd: return aclnnSeluBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
     case Op::kHardswishBwd: return aclnnHardswishBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
-    case Op::kGeluBwd: return aclnnGeluBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
+    case Op::kGeluBwd:
+      if (c.form.gelu == actgrad::GeluApprox::kTanh)
+        return aclnnGeluBackwardV2GetWorkspaceSize(c.tg, c.tx, const_cast<char*>("tanh"), c.tout, ws, ex);
+      return aclnnGeluBackwardGetWorkspaceSize(c.tg, c.tx, c.tout, ws, ex);
     case Op::kSoftshrinkBwd: return aclnnSoftshrinkBackwardGetWorkspaceSize(c.tg, c.tx, c.lambd, c.tout, ws, ex);
     case Op::kLogitGrad: return aclnnLogitGradGetWorkspaceSize(c.tx, c.tg, c.eps, c.tout, ws, ex);  // x first
   }
   return ACLNN_ERR_PARAM_INVALID;
 }
 
-aclnnStatus Phase2(Op op, void* ws, uint64_t size, aclOpExecutor* ex) {
-  switch (op) {
+aclnnStatus Phase2(const ab::OpForm& form, void* ws, uint64_t size, aclOpExecutor* ex) {
+  switch (form.op) {
     case Op::kSeluBwd: return aclnnSeluBackward(ws, size, ex, g_stream);
     case Op::kHardswishBwd: return aclnnHardswishBackward(ws, size, ex, g_stream);
-    case Op::kGeluBwd: return aclnnGeluBackward(ws, size, ex, g_stream);
+    case Op::kGeluBwd:
+      if (form.gelu == actgrad::GeluApprox::kTanh) return aclnnGeluBackwardV2(ws, size, ex, g_stream);
+      return aclnnGeluBackward(ws, size, ex, g_stream);
     case Op::kSoftshrinkBwd: return aclnnSoftshrinkBackward(ws, size, ex, g_stream);
     case Op::kLogitGrad: return aclnnLogitGrad(ws, size, ex, g_stream);
   }
@@ -161,16 +171,16 @@ bool CallOnce(const Case& c, std::string* why) {
   aclnnStatus st = Phase1(c, &size, &ex);
   if (st != ACLNN_SUCCESS) return *why = Failure("GetWorkspaceSize", st), false;
   void* ws = size ? Workspace(size) : nullptr;
-  st = Phase2(c.op, ws, size, ex);
+  st = Phase2(c.form, ws, size, ex);
   if (st != ACLNN_SUCCESS) return *why = Failure("phase two", st), false;
   st = aclrtSynchronizeStream(g_stream);
   if (st != ACL_SUCCESS) return *why = Failure("aclrtSynchronizeStream", st), false;
   return true;
 }
 
-void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Phase phase, size_t n, int t,
-                     const actgrad::inputs::Placement& place) {
-  auto c = MakeCase(op, dt, layout, n, place);
+void RunApiBenchmark(benchmark::State& state, const ab::OpForm& form, DType dt, Layout layout, Phase phase, size_t n,
+                     int t, const actgrad::inputs::Placement& place) {
+  auto c = MakeCase(form, dt, layout, n, place);
   omp_set_num_threads(t);
   std::string why;
   if (!CallOnce(*c, &why) || !CallOnce(*c, &why)) {  // warm-up (and a check)
@@ -201,7 +211,7 @@ void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Ph
       }
       void* ws = size ? Workspace(size) : nullptr;
       seconds = ab::TimedLoop(state, [&] {
-        ok &= Phase2(op, ws, size, ex) == ACLNN_SUCCESS;
+        ok &= Phase2(form, ws, size, ex) == ACLNN_SUCCESS;
         ok &= aclrtSynchronizeStream(g_stream) == ACL_SUCCESS;
       });
       aclDestroyAclOpExecutor(ex);
@@ -212,7 +222,7 @@ void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Ph
         uint64_t size = 0;
         aclOpExecutor* ex = nullptr;
         ok &= Phase1(*c, &size, &ex) == ACLNN_SUCCESS;
-        ok &= Phase2(op, size ? Workspace(size) : nullptr, size, ex) == ACLNN_SUCCESS;
+        ok &= Phase2(form, size ? Workspace(size) : nullptr, size, ex) == ACLNN_SUCCESS;
         ok &= aclrtSynchronizeStream(g_stream) == ACL_SUCCESS;
       });
       break;
@@ -231,10 +241,10 @@ void RunApiBenchmark(benchmark::State& state, Op op, DType dt, Layout layout, Ph
 
 // Phase one on a small case of this kind succeeds (the op takes this dtype
 // and layout).
-bool Accepted(Op op, DType dt, Layout layout) {
+bool Accepted(const ab::OpForm& form, DType dt, Layout layout) {
   size_t n = 1024;
   while (!ab::LayoutFits(layout, n)) n *= 2;
-  auto c = MakeCase(op, dt, layout, n, actgrad::inputs::PlacementAt(0));
+  auto c = MakeCase(form, dt, layout, n, actgrad::inputs::PlacementAt(0));
   if (!c->tg || !c->tx || !c->tout) return false;
   uint64_t size = 0;
   aclOpExecutor* ex = nullptr;
@@ -243,24 +253,24 @@ bool Accepted(Op op, DType dt, Layout layout) {
   return st == ACLNN_SUCCESS;
 }
 
-// The peers' reference: one complete API call on the case's views, which
-// writes the out buffer of GetOperands(op, dt, n, place).
-bool Reference(Op op, DType dt, Layout layout, size_t n, const actgrad::inputs::Placement& place, std::string* why) {
-  auto c = MakeCase(op, dt, layout, n, place);
+// One complete API call on the case's views, which writes the out buffer of
+// GetOperands(op, dt, n, place): the API's row of the correctness mode.
+bool ApiResult(const ab::OpForm& form, DType dt, Layout layout, size_t n, const actgrad::inputs::Placement& place,
+               std::string* why) {
+  auto c = MakeCase(form, dt, layout, n, place);
   if (!c->tg || !c->tx || !c->tout) return *why = "aclCreateTensor failed", false;
   return CallOnce(*c, why);
 }
 
 void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads) {
-  constexpr Op kOps[] = {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
   constexpr DType kTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI8};
-  for (Op op : kOps) {
+  for (const ab::OpForm& form : ab::OpForms()) {
     for (DType dt : kTypes) {
       for (Layout layout : ab::kLayouts) {
-        if (!ab::LayoutAppliesTo(layout, op)) continue;
-        if (!Accepted(op, dt, layout)) continue;
+        if (!ab::LayoutAppliesTo(layout, form.op)) continue;
+        if (!Accepted(form, dt, layout)) continue;
         for (Phase phase : {Phase::kPhase1, Phase::kPhase2, Phase::kBoth}) {
-          const std::string subject = std::string(actgrad::OpName(op)) + "." +
+          const std::string subject = ab::FormToken(form) + "." +
                                       std::string(actgrad::DTypeName(dt)) + "." + LayoutName(layout) + "." +
                                       PhaseName(phase);
           for (size_t n : sizes) {
@@ -270,7 +280,7 @@ void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<i
                 benchmark::RegisterBenchmark(
                     ab::BenchName("api", subject, n, t, place).c_str(),
                     [=](benchmark::State& st) {
-                      actgrad::inputs::RunAtStackOffset(place, [&] { RunApiBenchmark(st, op, dt, layout, phase, n, t, place); });
+                      actgrad::inputs::RunAtStackOffset(place, [&] { RunApiBenchmark(st, form, dt, layout, phase, n, t, place); });
                     });
               }
             }
@@ -279,6 +289,35 @@ void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<i
       }
     }
   }
+}
+
+// Checks, registers and runs; the exit status of the program.
+int CheckAndRun() {
+  // The correctness mode runs before any timing: a peer (or the API) that
+  // computes another formula or other parameters fails the run here.
+  const bool only = ab::CheckPeersOnlyFlag();
+  if (!ab::CheckPeers(ApiResult, only ? stdout : stderr, /*every_case=*/only)) {
+    std::fprintf(stderr, "actgrad-bench: the peer check failed (the lines above say where); nothing timed\n");
+    return 1;
+  }
+  if (only) return 0;
+
+  const auto sizes = ab::SweepSizes();
+  const auto threads = ab::SweepThreads();
+  ab::RegisterRoofBenchmarks(sizes, threads);
+  RegisterApiBenchmarks(sizes, threads);
+  ab::RegisterPeerBenchmarks(sizes, threads, ApiResult);
+
+  ab::ContextInfo info;
+  info.tiling_table = &actgrad::ActiveTableName != nullptr ? actgrad::ActiveTableName() : "unknown";
+  info.variant_targets = "";
+  info.peers = ab::PeerNames();
+  info.binary = "actgrad-bench";
+  ab::AddContext(info);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace
@@ -293,26 +332,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "actgrad-bench: acl runtime start-up failed: %s\n", aclGetRecentErrMsg());
     return 1;
   }
-
-  const auto sizes = ab::SweepSizes();
-  const auto threads = ab::SweepThreads();
-  ab::RegisterRoofBenchmarks(sizes, threads);
-  RegisterApiBenchmarks(sizes, threads);
-  ab::RegisterPeerBenchmarks(sizes, threads, Reference);
-
-  ab::ContextInfo info;
-  info.tiling_table = &actgrad::ActiveTableName != nullptr ? actgrad::ActiveTableName() : "unknown";
-  info.variant_targets = "";
-  info.peers = ab::PeerNames();
-  info.binary = "actgrad-bench";
-  ab::AddContext(info);
-
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-
+  const int status = CheckAndRun();
   ab::CacheClear();  // free the cases before the runtime goes
   aclrtDestroyStream(g_stream);
   aclrtResetDevice(0);
   aclFinalize();
-  return 0;
+  return status;
 }

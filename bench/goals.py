@@ -30,13 +30,17 @@ repetitions are spread over the run like every other benchmark's); with
 --counters, the programs' own pct_of_bandwidth counters (the limit measured
 once per process at first use) are used instead.
 
+Ops are op forms (reports/names.py OP_FORMS): the five ops with GELU in both
+of its forms, gelu_bwd (erf) and gelu_bwd_tanh (approximate="tanh"), each a
+case of its own; a goal of GELU holds for both forms.
+
 The goals (N = 16M, 64K and 4K elements):
   G1  N=16M, 1 and 2 threads, every op and float dtype: >= 90 % of the in-run
       limit (pct_of_bandwidth: best of stream_plain / stream_nt, same n, threads)
   G2  N=64K, 1 thread, f32: SELU, Hardswish, Softshrink, LogitGrad >= 85 % of
-      the in-run limit, and (G2p) >= the faster of PyTorch and oneDNN; GELU
-      >= 3x the faster peer
-  G3  N=64K, 1 thread, f16 and bf16: GELU and LogitGrad >= 3x the faster peer,
+      the in-run limit, and (G2p) >= the best peer (below); GELU
+      >= 3x the best peer
+  G3  N=64K, 1 thread, f16 and bf16: GELU and LogitGrad >= 3x the best peer,
       SELU, Hardswish and Softshrink >= 2x
   G4  N=4K, 1 thread, f32, through the API (phase one + phase two +
       synchronize: api/<op>.f32.contig.both): every op >= 1.5x PyTorch
@@ -52,16 +56,22 @@ The goals of the views (tools/inputs/views.h; API phase2 items/s):
       at 64K and 16M, 1 and 2 threads
   V3  every layout (contig included), size and thread count measured: >= 1x
       PyTorch on the same view (peer/torch.<op>.<dtype>[.<layout>])
-  (fp16 without a PyTorch kernel: against its bf16 kernel on the same view,
-  as in G3.) Rows appear for the cases in the results only.
+  Rows appear for the cases in the results only.
 The verdict uses the shipping kernel: api/<op>.<dtype>.contig.phase2 (the
 library's own choice of variant, threads and chunk, through the public API;
 phase one, the per-call planning, is shown apart as `both`). The best variant
 of the sweep (restricted to accuracy-passing ones with --accuracy) is shown
-for reference. Ratios to peers compare items_per_second at the same n and
-threads; when no peer has a kernel for the dtype (PyTorch 1.13 and oneDNN 2.6
-have no fp16 CPU kernels for these ops) fp16 is compared with the faster
-peer's bf16 kernel (marked "vs bf16"), else with its f32 kernel ("vs f32").
+for reference.
+
+The best peer of a case is the fastest (items_per_second) of the peers
+measured on the same op form, dtype and layout at the same n and threads
+(peer/<peer>.<op>.<dtype>[.<layout>]); a case without one has no peer ("no
+peer measured"), never another dtype's kernel. A peer counts only for the op
+forms it computes (PEER_FORMS: oneDNN has GELU erf, GELU tanh and Hardswish
+backward; a peer/dnnl.selu_bwd row of an older file timed elu_use_dst, another
+function, and is left out). A peer is named with the version the results'
+context gives (actgrad_peers, e.g. "torch 2.15.0, dnnl 3.13.2 (sycl
+runtime)": "torch 2.15.0"), else by its name alone.
 """
 import argparse
 import contextlib
@@ -76,14 +86,40 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from reports.names import strip_placement  # noqa: E402  (standard library only, like this script)
-from reports.vocabulary import DTYPES, FLOAT_DTYPES, OPS  # noqa: E402  (the C++ lists: reports/vocabulary.json)
+from reports.names import OP_FORMS, split_form, strip_placement  # noqa: E402  (standard library only)
+from reports.vocabulary import DTYPES, FLOAT_DTYPES  # noqa: E402  (the C++ lists: reports/vocabulary.json)
 
 NAME_RE = re.compile(r"^(roof|variant|api|peer)/(.+)/n:(\d+)/thr:(\d+)$")
 LAYOUTS = ["contig", "strided", "bcast", "transposed"]  # tools/inputs/views.h
 N16M = 16 * 1024 * 1024
 N64K = 64 * 1024
 N4K = 4 * 1024
+# The op forms a peer computes, for the peers that lack some (any other peer: every form).
+PEER_FORMS = {"dnnl": ("gelu_bwd", "gelu_bwd_tanh", "hardswish_bwd")}
+
+
+def peer_versions(text):
+    """actgrad_peers ("torch 2.15.0, dnnl 3.13.2 (sycl runtime)") -> {"torch": "torch 2.15.0", "dnnl":
+    "dnnl 3.13.2"}: each peer's name and version; a part without a version ("torch,dnnl") or "none"
+    gives nothing."""
+    out = {}
+    depth, part, parts = 0, "", []
+    for ch in str(text or "") + ",":
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(part)
+            part = ""
+        else:
+            part += ch
+    for part in parts:
+        words = re.sub(r"\(.*?\)", "", part).split()
+        if len(words) >= 2:
+            out[words[0]] = " ".join(words[:2])
+    return out
+
+
+def form_rank(op):
+    return OP_FORMS.index(op) if op in OP_FORMS else len(OP_FORMS)
 
 
 class BadInput(Exception):
@@ -104,10 +140,12 @@ def read_json(path):
 
 
 def load(paths):
-    """Returns (context, {(binary, run_name): {"median": {...}, "cv": {...}, "reps": int}}).
+    """Returns (context, {(binary, run_name): {"median": {...}, "cv": {...}, "reps": int, "cpus": [...]}}).
     binary: the entry's "actgrad_binary" (set by scripts/bench when it merges
     the two programs' results) or the file's context actgrad_binary; run_name
-    without its /place:<k>: placements and processes are samples of one benchmark."""
+    without its /place:<k>: placements and processes are samples of one benchmark.
+    cpus: the rows' actgrad_cpus (the CPUs the process of that thread count was
+    pinned to), empty when the rows have none."""
     context = {}
     reps = {}
     aggs = {}
@@ -132,7 +170,10 @@ def load(paths):
     for key in set(reps) | set(aggs):
         med, cv = summarize(reps.get(key, []), aggs.get(key, {}), keys)
         if med:
-            out[key] = {"median": med, "cv": cv, "reps": max(len(reps.get(key, [])), 1), "binary": key[0]}
+            rows = reps.get(key, []) + [r for rs in aggs.get(key, {}).values() for r in rs]
+            cpus = sorted({r["actgrad_cpus"] for r in rows if isinstance(r.get("actgrad_cpus"), int)})
+            out[key] = {"median": med, "cv": cv, "reps": max(len(reps.get(key, [])), 1), "binary": key[0],
+                        "cpus": cpus}
     return context, out
 
 
@@ -157,14 +198,14 @@ def summarize(rs, a, keys):
 def index(results):
     """Groups results by kind: {kind: {(subject, n, thr): entry}}; the roof
     benchmarks (which both programs may run) by program: {"roof": {binary:
-    {(subject, n, thr): entry}}}."""
+    {(subject, n, thr): entry}}}. Each entry gains its subject, n and thr."""
     idx = {"roof": {}, "variant": {}, "api": {}, "peer": {}}
     for (binary, run), e in results.items():
         m = NAME_RE.match(run)
         if not m:
             continue
         kind, subject, n, thr = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
-        e["n"], e["thr"] = n, thr
+        e["subject"], e["n"], e["thr"] = subject, n, thr
         if kind == "roof":
             idx["roof"].setdefault(binary, {})[(subject, n, thr)] = e
         else:
@@ -182,22 +223,26 @@ def load_accuracy(path):
 
 
 class Figures:
-    def __init__(self, idx, shippable):
+    """The results of a run by kind; `context` (the results' context) names the peers' versions."""
+
+    def __init__(self, idx, shippable, context=None):
         self.idx = idx
         self.shippable = shippable
+        self.versions = peer_versions((context or {}).get("actgrad_peers"))
 
     def api(self, op, dt, n, thr, phase="phase2", layout="contig"):
         return self.idx["api"].get((f"{op}.{dt}.{layout}.{phase}", n, thr))
 
     def best_variant(self, op, dt, n, thr):
+        """The fastest variant of the op form (GELU erf: the erf_* variants; gelu_bwd_tanh: the tanh_*
+        ones, each the other's other function)."""
         best = None
+        base, mode = split_form(op)
         for (subject, vn, vt), e in self.idx["variant"].items():
             parts = subject.split(".")
-            if len(parts) < 4 or parts[0] != op or parts[1] != dt or vn != n or vt != thr:
+            if len(parts) < 4 or parts[0] != base or parts[1] != dt or vn != n or vt != thr:
                 continue
-            # The benchmarks run GELU in its default (erf) mode: the tanh
-            # approximations compute another function.
-            if op == "gelu_bwd" and not parts[3].startswith("erf"):
+            if mode and parts[3].split("_")[0] != mode:
                 continue
             if self.shippable is not None and subject not in self.shippable:
                 continue
@@ -214,23 +259,24 @@ class Figures:
     def peers(self):
         return sorted({s.split(".")[0] for (s, _, _) in self.idx["peer"]})
 
-    def faster_peer(self, op, dt, n, thr, only=None, layout="contig"):
-        """(peer label, benchmark entry) of the faster peer (or of peer `only`)
-        on the layout's views; fp16 falls back to the peers' bf16 kernels, then
-        to their f32 ones."""
-        fallbacks = ((dt, ""), ("bf16", " vs bf16"), ("f32", " vs f32")) if dt == "f16" else ((dt, ""), ("f32", " vs f32"))
-        for d, note in fallbacks:
-            cands = []
-            for p in self.peers():
-                if only and p != only:
-                    continue
-                e = self.peer(p, op, d, n, thr, layout)
-                if e:
-                    cands.append((e["median"]["items_per_second"], p + note, e))
-            if cands:
-                _, label, e = max(cands, key=lambda c: c[:2])
-                return label, e
-        return None, None
+    def peer_label(self, name):
+        """The peer's name and version ("torch 2.15.0"), or its name when the context has no version."""
+        return self.versions.get(name, name)
+
+    def best_peer(self, op, dt, n, thr, only=None, layout="contig"):
+        """(peer label, benchmark entry) of the fastest peer (or of peer `only`) on the same op form,
+        dtype and layout's views at the same n and threads, or (None, None): no other dtype stands in."""
+        cands = []
+        for p in self.peers():
+            if (only and p != only) or op not in PEER_FORMS.get(p, (op,)):
+                continue
+            e = self.peer(p, op, dt, n, thr, layout)
+            if e and e["median"].get("items_per_second"):
+                cands.append((e["median"]["items_per_second"], p, e))
+        if not cands:
+            return None, None
+        _, p, e = max(cands, key=lambda c: c[:2])
+        return self.peer_label(p), e
 
 
 
@@ -314,18 +360,18 @@ def goal_rows(F):
                          verdict=verdict, **noise_fields(ship_v, target, cv_of(ship, "bytes_per_second"))))
 
     def ratio_goal(goal, op, dt, n, thr, target, phase="phase2", only=None, layout="contig"):
-        """items/s of the API (`phase`: phase2, or both for a whole call) over the faster peer's (or
+        """items/s of the API (`phase`: phase2, or both for a whole call) over the best peer's (or
         `only`'s), both on the layout's views."""
         ship = F.api(op, dt, n, thr, phase, layout)
         both = F.api(op, dt, n, thr, "both", layout)
         best = F.best_variant(op, dt, n, thr) if phase == "phase2" and layout == "contig" else None
-        label, peer = F.faster_peer(op, dt, n, thr, only, layout)
+        label, peer = F.best_peer(op, dt, n, thr, only, layout)
         peer_ips = peer["median"]["items_per_second"] if peer else None
         if not ship and not best:
             return
         if not peer_ips:
             rows.append(dict(goal=goal, op=op, dtype=dt, n=n, thr=thr,
-                             target=f">= {target:g}x {only or 'faster peer'}",
+                             target=f">= {target:g}x {F.peer_label(only) if only else 'best peer'}",
                              shipping="-", both="-", best="-", cv="-", verdict="no peer measured",
                              **noise_fields(None, target)))
             return
@@ -361,41 +407,41 @@ def goal_rows(F):
                          **noise_fields(r, target, cv_of(ship, "items_per_second"), cv_of(contig, "items_per_second"))))
 
     for thr in (1, 2):
-        for op in OPS:
+        for op in OP_FORMS:
             for dt in FLOAT_DTYPES:
                 pct_goal("G1", op, dt, N16M, thr, 90.0)
-    for op in OPS:
-        if op == "gelu_bwd":
+    for op in OP_FORMS:
+        if split_form(op)[0] == "gelu_bwd":
             ratio_goal("G2", op, "f32", N64K, 1, 3.0)
         else:
             pct_goal("G2", op, "f32", N64K, 1, 85.0)
             ratio_goal("G2p", op, "f32", N64K, 1, 1.0)
     for dt in ("f16", "bf16"):
-        for op in OPS:
-            ratio_goal("G3", op, dt, N64K, 1, 3.0 if op in ("gelu_bwd", "logit_grad") else 2.0)
-    for op in OPS:
+        for op in OP_FORMS:
+            ratio_goal("G3", op, dt, N64K, 1, 3.0 if split_form(op)[0] in ("gelu_bwd", "logit_grad") else 2.0)
+    for op in OP_FORMS:
         ratio_goal("G4", op, "f32", N4K, 1, 1.5, phase="both", only="torch")
     # Views
     for layout in ("strided", "bcast"):
         for n in (N64K, N16M):
             for thr in (1, 2):
-                for op in OPS:
+                for op in OP_FORMS:
                     for dt in FLOAT_DTYPES:
                         contig_goal(f"V1 {layout}", op, dt, n, thr, layout, 80.0)
     for thr in (1, 2):
-        for op in OPS:
+        for op in OP_FORMS:
             for dt in FLOAT_DTYPES:
                 contig_goal("V2 transposed", op, dt, N16M, thr, "transposed", 50.0)
     for n in (N64K, N16M):
         for thr in (1, 2):
-            for op in OPS:
+            for op in OP_FORMS:
                 for dt in FLOAT_DTYPES:
                     if F.api(op, dt, n, thr, layout="transposed"):
                         ratio_goal("V2p transposed", op, dt, n, thr, 1.5, only="torch", layout="transposed")
     for layout in LAYOUTS:
         cases = sorted({(s.split(".")[0], s.split(".")[1], n, thr) for (s, n, thr) in F.idx["api"]
                         if s.endswith(f".{layout}.phase2") and s.split(".")[1] in FLOAT_DTYPES},
-                       key=lambda k: (k[2], k[3], OPS.index(k[0]) if k[0] in OPS else 9, dtype_rank(k[1])))
+                       key=lambda k: (k[2], k[3], form_rank(k[0]), dtype_rank(k[1])))
         for op, dt, n, thr in cases:
             ratio_goal(f"V3 {layout}", op, dt, n, thr, 1.0, only="torch", layout=layout)
     return rows
@@ -456,7 +502,7 @@ def figures_rows(F):
     peers = F.peers()
     keys = sorted({(s.split(".")[0], s.split(".")[1], n, t) for (s, n, t) in F.idx["api"]
                    if s.endswith(".contig.phase2")},
-                  key=lambda k: (OPS.index(k[0]) if k[0] in OPS else 9, dtype_rank(k[1]), k[2], k[3]))
+                  key=lambda k: (form_rank(k[0]), dtype_rank(k[1]), k[2], k[3]))
     rows = []
     for op, dt, n, thr in keys:
         ship = F.api(op, dt, n, thr)
@@ -466,12 +512,12 @@ def figures_rows(F):
                f"{gbps(both):.1f}" if both else "-",
                f"{gbps(best[1]):.1f}" if best else "-"]
         for p in peers:
-            e = F.peer(p, op, dt, n, thr)
+            e = F.peer(p, op, dt, n, thr) if op in PEER_FORMS.get(p, (op,)) else None
             row.append(f"{ship['median']['items_per_second'] / e['median']['items_per_second']:.2f}x" if e else "-")
         row.append(f"{100 * ship['cv'].get('bytes_per_second', 0):.1f} %" if ship["cv"] else "-")
         rows.append(row)
     headers = ["op", "dtype", "n", "thr", "GB/s", "% of limit", "GB/s both", "GB/s best variant"] + \
-              [f"x {p}" for p in peers] + ["cv"]
+              [f"x {F.peer_label(p)}" for p in peers] + ["cv"]
     return headers, rows
 
 
@@ -480,7 +526,7 @@ def layout_rows(F):
     def key(kv):
         (s, n, thr) = kv[0]
         op, dt = s.split(".")[:2]
-        return (OPS.index(op) if op in OPS else 9, dtype_rank(dt), s, n, thr)
+        return (form_rank(op), dtype_rank(dt), s, n, thr)
     for (s, n, thr), e in sorted(F.idx["api"].items(), key=key):
         op, dt, layout, phase = s.split(".")
         if layout == "contig" or phase != "phase2":
@@ -502,7 +548,7 @@ def phase1_rows(F):
     def key(kv):
         (s, n, thr) = kv[0]
         op, dt = s.split(".")[:2]
-        return (OPS.index(op) if op in OPS else 9, dtype_rank(dt), s, n, thr)
+        return (form_rank(op), dtype_rank(dt), s, n, thr)
     for (s, n, thr), e in sorted(F.idx["api"].items(), key=key):
         op, dt, layout, phase = s.split(".")
         if phase != "phase1" or thr != 1:
@@ -563,7 +609,7 @@ def run(args):
 
 def report(args):
     context, results = load(args.json)
-    F = Figures(index(results), load_accuracy(args.accuracy))
+    F = Figures(index(results), load_accuracy(args.accuracy), context)
     if not args.counters:
         for binary, entries in F.idx["roof"].items():
             r = ROOF.setdefault(binary, {})

@@ -88,6 +88,13 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
+  const bool only = ab::CheckPeersOnlyFlag();
+  if (!ab::CheckPeers({}, only ? stdout : stderr, /*every_case=*/only)) {
+    std::fprintf(stderr, "actgrad-bench-variants: the peer check failed (the lines above say where); nothing timed\n");
+    return 1;
+  }
+  if (only) return 0;
+
   const auto sizes = ab::SweepSizes();
   const auto threads = ab::SweepThreads();
   ab::RegisterRoofBenchmarks(sizes, threads);

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,10 @@
 #include "actgrad/types.h"
 #include "common/layouts.h"
 #include "tools/inputs/placement.h"
+
+namespace actgrad::peers {
+class Peer;
+}  // namespace actgrad::peers
 
 namespace actgrad::bench {
 
@@ -46,8 +51,10 @@ std::vector<int> SweepThreads();
 //   --actgrad_placements=0,1,2,3  operand placements registered (tools/inputs/placement.h;
 //                                 default 0 .. kDefaultPlacements-1); one index fixes
 //                                 one placement, to reproduce a case
+//   --actgrad_check_peers         run only the correctness mode (CheckPeers) and exit
 void ParseOwnFlags(int* argc, char** argv);
 size_t ChunkFlag();
+bool CheckPeersOnlyFlag();
 // The placements every benchmark runs on: each benchmark is registered once
 // per placement, its name ending in /place:<k> (BenchName).
 std::vector<inputs::Placement> SweepPlacements();
@@ -159,22 +166,50 @@ std::string CompilerId();    // e.g. "GNU 12.2.0"
 // ---------------------------------------------------------------- registration
 // roof/<memcpy|stream_plain|stream_nt>/n:N/thr:T/place:K for every size, thread count and placement.
 void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads);
+// An op as the benchmarks name it: the five ops, GELU in both forms
+// ("gelu_bwd" is GELU erf, "gelu_bwd_tanh" aclnnGeluBackwardV2 with
+// approximate = "tanh"; docs/conventions.md).
+struct OpForm {
+  Op op;
+  GeluApprox gelu = GeluApprox::kNone;
+};
+const std::vector<OpForm>& OpForms();
+std::string FormToken(const OpForm& f);   // "selu_bwd", ..., "gelu_bwd_tanh"
+OpParams ParamsOf(const OpForm& f);       // DefaultParams with the form's GELU approximation
+
 // Our API's result on a layout's views (layouts.h) over the operands of
 // GetOperands(op, dt, n, place), written into their out buffer: true, or
 // false with the reason in *why.
-using ReferenceFn = std::function<bool(Op op, DType dt, Layout layout, size_t n, const inputs::Placement& place,
-                                       std::string* why)>;
-// peer/<peer>.<op>.<dtype>/n:N/thr:T/place:K for every compiled peer, op and
-// dtype it supports, and every placement (the same operands as ours). With a
-// reference (actgrad-bench: the API) also the peers that compute on views
+using ApiFn = std::function<bool(const OpForm& form, DType dt, Layout layout, size_t n,
+                                 const inputs::Placement& place, std::string* why)>;
+// peer/<peer>.<form>.<dtype>/n:N/thr:T/place:K for every compiled peer, op
+// form and dtype it supports, every thread count it can honour in this
+// process (Peer::RunsWithThreads) and every placement (the same operands as
+// ours). With the API (actgrad-bench) also the peers that compute on views
 // (PyTorch) on the other layouts of layouts.h, on the same views as
-// api/<op>.<dtype>.<layout>: peer/<peer>.<op>.<dtype>.<layout>/n:N/thr:T/place:K,
-// bytes_per_second counted as the API benchmark of that layout counts them;
-// and then the first run of each PyTorch (op, dtype, layout, n) is checked
-// against the reference (SkipWithError on a mismatch: no timing of a wrong
-// computation).
+// api/<form>.<dtype>.<layout>: peer/<peer>.<form>.<dtype>.<layout>/...,
+// bytes_per_second counted as the API benchmark of that layout counts them.
 void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads,
-                            const ReferenceFn& reference = {});
+                            const ApiFn& api = {});
+// The correctness mode: every compiled peer (and, given, the API) on every
+// op form x float dtype x layout it computes, on small operands, against the
+// double reference under the spec's accuracy rule (kernels/reference/accuracy_rule.h),
+// so that no benchmark times another formula or other parameters. Prints a
+// line per case (every_case) or per failing case, and a summary, to `out`;
+// true when every case passes.
+bool CheckPeers(const ApiFn& api, std::FILE* out, bool every_case);
+// One case of the correctness mode: `compute` writes the result for n
+// elements of (form, dt) on the layout's views into ops.out (false and why
+// when it cannot). who == "ours" is held to the whole rule; a peer to the
+// rule's hard bound and specials, leaving out the op's branch points where
+// implementations pick either one-sided derivative. "" when it passes, else
+// the first failing element; prints the case's line when every_case or failing.
+using ComputeFn = std::function<bool(Operands& ops, size_t n, std::string* why)>;
+std::string CheckCase(const std::string& who, const ComputeFn& compute, const OpForm& form, DType dt, Layout layout,
+                      std::FILE* out, bool every_case);
+// The ComputeFn of a peer on one thread: its view path, or its contiguous one.
+ComputeFn PeerCompute(peers::Peer& peer, const OpForm& form, DType dt, Layout layout);
+
 // "torch,dnnl" (or "none")
 std::string PeerNames();
 

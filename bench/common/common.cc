@@ -27,6 +27,7 @@ struct OwnFlags {
   double limit_ms = 15.0;
   size_t chunk = 0;
   std::vector<int> placements;
+  bool check_peers_only = false;
 };
 
 OwnFlags& Flags() {
@@ -103,6 +104,8 @@ void ParseOwnFlags(int* argc, char** argv) {
       Flags().placements = ParseIndices(v);
     } else if (value("--actgrad_limit_ms=", &v)) {
       Flags().limit_ms = std::atof(std::string(v).c_str());
+    } else if (a == "--actgrad_check_peers") {
+      Flags().check_peers_only = true;
     } else {
       argv[w++] = argv[i];
     }
@@ -112,6 +115,7 @@ void ParseOwnFlags(int* argc, char** argv) {
 }
 
 size_t ChunkFlag() { return Flags().chunk; }
+bool CheckPeersOnlyFlag() { return Flags().check_peers_only; }
 
 std::vector<inputs::Placement> SweepPlacements() {
   std::vector<inputs::Placement> p;

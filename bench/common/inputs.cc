@@ -14,6 +14,25 @@ OpParams DefaultParams(Op op) {
   return p;
 }
 
+const std::vector<OpForm>& OpForms() {
+  static const std::vector<OpForm> forms = {{Op::kSeluBwd},     {Op::kHardswishBwd},
+                                            {Op::kGeluBwd},     {Op::kGeluBwd, GeluApprox::kTanh},
+                                            {Op::kSoftshrinkBwd}, {Op::kLogitGrad}};
+  return forms;
+}
+
+std::string FormToken(const OpForm& f) {
+  std::string s(OpName(f.op));
+  if (f.op == Op::kGeluBwd && f.gelu == GeluApprox::kTanh) s += "_tanh";
+  return s;
+}
+
+OpParams ParamsOf(const OpForm& f) {
+  OpParams p = DefaultParams(f.op);
+  p.gelu_approx = f.gelu;
+  return p;
+}
+
 void FillG(Op op, DType dt, void* dst, size_t count) { inputs::FillOperand(op, dt, inputs::Role::kG, dst, count); }
 void FillX(Op op, DType dt, void* dst, size_t count) { inputs::FillOperand(op, dt, inputs::Role::kX, dst, count); }
 

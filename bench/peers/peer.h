@@ -27,6 +27,12 @@ class Peer {
   virtual ~Peer() = default;
   virtual std::string Name() const = 0;  // "torch" or "dnnl"
   virtual bool Supports(Op op, DType dtype, const OpParams& p) const = 0;
+  // Whether this process can run the peer on `threads` threads (oneDNN's TBB
+  // and SYCL runtimes take their thread count from the process's CPU affinity).
+  virtual bool RunsWithThreads(int threads) const {
+    (void)threads;
+    return true;
+  }
   // Wraps the caller's contiguous buffers (n elements of dtype each; no copy
   // where the peer allows it) and returns a callable that computes out once
   // with `threads` threads. Returns an empty function when unsupported.

@@ -19,6 +19,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -77,7 +78,12 @@ class CachingCpuAllocator final : public c10::Allocator {
     static CachingCpuAllocator* a = new CachingCpuAllocator();  // never destroyed
     return *a;
   }
+  // PyTorch 2.x: allocate is non-const and copy_data is pure virtual.
+#if TORCH_VERSION_MAJOR >= 2
+  c10::DataPtr allocate(size_t n) override {
+#else
   c10::DataPtr allocate(size_t n) const override {
+#endif
     void* p = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -95,6 +101,9 @@ class CachingCpuAllocator final : public c10::Allocator {
     return {p, p, &Release, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &Release; }
+#if TORCH_VERSION_MAJOR >= 2
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#endif
 
  private:
   static void Release(void* p) {

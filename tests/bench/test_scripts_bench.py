@@ -402,7 +402,18 @@ def test_run_with_variants_between_the_rounds(env):
     assert order == ["actgrad-bench", "actgrad-bench-variants", "actgrad-bench"]
     assert doc["context"]["actgrad_binary"] == "actgrad-bench,actgrad-bench-variants"
     assert doc["context"]["actgrad_variant_targets"] == "avx2,sse4"
-    assert {b["actgrad_binary"] for b in rows_named(doc, "variant/")} == {"actgrad-bench-variants"}
+    variants = rows_named(doc, "variant/")
+    assert variants and {b["actgrad_binary"] for b in variants} == {"actgrad-bench-variants"}
+    assert {b["actgrad_cpus"] for b in variants} == {len(CPUS)} and variants[0]["fake_cpus"] == CPUS
+
+
+def test_no_build_says_when_the_build_has_other_peers(env):
+    (env["bdir"] / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=Release\nACTGRAD_PEERS:STRING=off\n")
+    r, doc = full_run(env, "--ops", "selu_bwd", "--dtypes", "f32", "--sizes", "64K", "--threads", "1",
+                      "--processes", "1", "--no-report")
+    assert r.returncode == 0 and doc, r.stderr
+    assert "warning: --no-build" in r.stderr and "ACTGRAD_PEERS=off, wanted pypi" in r.stderr, r.stderr
+    assert tool_lines(env, "setup-peers") == tool_lines(env, "setup-deps") == tool_lines(env, "cmake") == []
 
 
 def rows_named(doc, prefix):

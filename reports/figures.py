@@ -1,20 +1,26 @@
 """``report figures RESULTS.json``: the figures of a ``scripts/bench`` run as markdown tables.
 
 One caption names the machine (CPU model, machine id, cores), the date, the
-commit and the tiling table of the run, from the file's context; then per
-section:
+commit, the tiling table and the peers with their versions (``actgrad_peers``)
+of the run, from the file's context; then per section:
 
-- ``readme``: the shipping path (``api/<op>.<dtype>.contig.phase2``) at 64K
-  elements on one thread and at the largest size on the most threads measured;
+- ``readme``: the shipping path (``api/<op>.<dtype>.contig.phase2``) of every
+  op form (GELU erf ``gelu_bwd`` and GELU tanh ``gelu_bwd_tanh`` apart), float
+  dtype, n in 4K, 64K, 1M, 16M (every size measured when the run has none of
+  them) and thread count measured: its median time, its share of the in-run
+  limit, the best peer (name and version), that peer's median time and the
+  speed-up (the peer's time / ours: above 1, ours is faster); "-" where no
+  peer has the case;
 - ``performance``: the shipping path at every size and thread count, the
   views (strided, broadcast, transposed) against the contiguous path and
   against PyTorch on the same view, phase one, the in-run limits (roof) and
   the count of speed goals met.
 
 Figures per benchmark are medians over all its samples (every placement and
-process, ``gbench.Bench.center``). The share of the in-run limit, the faster
-peer (fp16 against the peers' bf16 kernels, else their f32 ones) and the goal
-verdicts are bench/goals.py's, the one home of those rules and targets.
+process, ``gbench.Bench.center``). The share of the in-run limit, the best
+peer (the fastest peer of the same op form, dtype and layout at the same n and
+threads; no other dtype stands in) and the goal verdicts are bench/goals.py's,
+the one home of those rules and targets.
 
 ``--write FILE`` replaces the block between ``<!-- figures:begin SECTION -->``
 and ``<!-- figures:end -->`` in FILE (docs/performance.md, README.md), so the
@@ -33,7 +39,7 @@ GOALS_PY = os.path.join(ROOT, "bench", "goals.py")
 SECTIONS = ("readme", "performance")
 BEGIN = "<!-- figures:begin {} -->"
 END = "<!-- figures:end -->"
-N64K = 65536
+README_SIZES = (4 << 10, 64 << 10, 1 << 20, 16 << 20)
 
 
 def fmt_time(ns):
@@ -65,7 +71,7 @@ class Figures:
             context, results = self.goals.load([path])
         except self.goals.BadInput as e:
             raise InputError(path, str(e))
-        self.F = self.goals.Figures(self.goals.index(results), None)
+        self.F = self.goals.Figures(self.goals.index(results), None, context)
         roof = self.goals.ROOF                # goals.py's in-run limits: best roof/stream_* per program
         roof.clear()
         for binary, entries in self.F.idx["roof"].items():
@@ -82,8 +88,7 @@ class Figures:
 
     def _order(self, k):
         op, dt, n, thr = k[:4]
-        ops = self.goals.OPS
-        return (ops.index(op) if op in ops else len(ops), self.goals.dtype_rank(dt), n, thr) + tuple(k[4:])
+        return (self.goals.form_rank(op), self.goals.dtype_rank(dt), n, thr) + tuple(k[4:])
 
     # -- the pieces of a row -------------------------------------------------------------------
 
@@ -96,12 +101,12 @@ class Figures:
         return self.goals.pct(e) if e else None
 
     def peer_ratio(self, op, dt, n, thr, layout="contig"):
-        """(label of the faster peer, ours / it in items/s) on the same layout, or (None, None)."""
+        """(label of the best peer, ours / it in items/s) on the same layout, or (None, None)."""
         ours = self.F.api(op, dt, n, thr, layout=layout)
         if layout == "contig":
-            label, peer = self.F.faster_peer(op, dt, n, thr)
+            label, peer = self.F.best_peer(op, dt, n, thr)
         else:
-            label, peer = self.F.faster_peer(op, dt, n, thr, only="torch", layout=layout)
+            label, peer = self.F.best_peer(op, dt, n, thr, only="torch", layout=layout)
         if not ours or not peer:
             return None, None
         return label, ours["median"]["items_per_second"] / peer["median"]["items_per_second"]
@@ -121,16 +126,25 @@ class Figures:
         rel = os.path.relpath(os.path.abspath(self.path), ROOT)
         if rel.startswith(".."):
             rel = self.path
-        peers = (f"peers {c.get('actgrad_peers', 'measured')}" if self.has_peers else
-                 "no peers (the programs were built without PyTorch and oneDNN)")
-        return (f"**Run of {date}** on {where}; commit `{c.get('actgrad_git_commit', '?')}`, "
+        versions = c.get("actgrad_peers")
+        peers = ((f"peers {versions}" if versions and versions != "none" else "peers (versions not recorded)")
+                 if self.has_peers else "no peers (the programs were built without PyTorch and oneDNN)")
+        pinned = any(e.get("cpus") for e in self.F.idx["api"].values())
+        text = (f"**Run of {date}** on {where}; commit `{c.get('actgrad_git_commit', '?')}`, "
                 f"tiling table `{table}`, {peers}; medians over "
-                f"{'placements ' + places if places else 'the placements'} and {procs} process(es). "
-                f"Generated by `./scripts/report figures {rel} --section {section}`.\n")
+                f"{'placements ' + places if places else 'the placements'} and {procs} process(es)"
+                + ("; each thread count ran in its own process pinned to that many CPUs" if pinned else "") + ". ")
+        if section == "readme":
+            text += ("ours: median time of a call's phase two (`api/<op>.<dtype>.contig.phase2`); best peer: the "
+                     "fastest peer of the same op form and dtype at the same n and threads"
+                     + ("" if self.has_peers else " (none in this run)") +
+                     "; speed-up: the best peer's time / ours (above 1: ours is faster); \"-\": no peer has "
+                     "the case. ")
+        return text + f"Generated by `./scripts/report figures {rel} --section {section}`.\n"
 
     def contig_table(self, cells):
         headers = ["op", "dtype", "n", "threads", "ours (median)", "GB/s", "% of in-run limit"] + \
-                  (["faster peer", "ours / peer"] if self.has_peers else [])
+                  (["best peer", "ours / peer"] if self.has_peers else [])
         rows = []
         for op, dt, n, thr in cells:
             e = self.F.api(op, dt, n, thr)
@@ -224,16 +238,34 @@ class Figures:
                  or "-"] for g, v in groups.items()]
         return markdown(headers, body)
 
+    def readme_table(self):
+        """One row per op form, float dtype, README size and thread count: ours, its share of the
+        in-run limit, the best peer, its time and the speed-up (the peer's time / ours)."""
+        headers = ["op", "dtype", "n", "threads", "ours", "% of in-run limit", "best peer", "peer",
+                   "speed-up"]
+        rows = []
+        for op, dt, n, thr in self.readme_cells():
+            e = self.F.api(op, dt, n, thr)
+            pct = self.pct(e)
+            ours = self.time(f"api/{op}.{dt}.contig.phase2/n:{n}/thr:{thr}")
+            label, peer = self.F.best_peer(op, dt, n, thr)
+            theirs = self.time(f"peer/{peer['subject']}/n:{n}/thr:{thr}") if peer else None
+            rows.append([op, dt, self.goals.size_label(n), str(thr), fmt_time(ours),
+                         "-" if pct is None else f"{pct:.0f} %", label or "-",
+                         "-" if theirs is None else fmt_time(theirs),
+                         f"{theirs / ours:.2f}x" if theirs and ours else "-"])
+        return markdown(headers, rows)
+
     # -- sections ------------------------------------------------------------------------------
 
     def readme_cells(self):
-        big = max(k[2] for k in self.cells)
-        most = max(k[3] for k in self.cells if k[2] == big)
-        return [k for k in self.cells if (k[2] == N64K and k[3] == 1) or (k[2] == big and k[3] == most)]
+        """The float-dtype cells at the README sizes (all sizes when the run has none of them)."""
+        floats = [k for k in self.cells if k[1] in self.goals.FLOAT_DTYPES]
+        return [k for k in floats if k[2] in README_SIZES] or floats
 
     def section(self, name):
         if name == "readme":
-            return self.caption(name) + "\n" + self.contig_table(self.readme_cells())
+            return self.caption(name) + "\n" + self.readme_table()
         parts = [self.caption(name),
                  "Shipping path, contiguous tensors (`api/<op>.<dtype>.contig.phase2`):\n\n" +
                  self.contig_table(self.cells)]

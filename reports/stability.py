@@ -8,23 +8,25 @@ are at least 4 cells; otherwise every sample.
 
 Across whole ``scripts/bench`` runs (``report stability RUN.json...``): every
 ours/peer ratio the speed goals use (bench/goals.py): the items/s of
-``api/<op>.<dt>.contig.phase2/n:N/thr:T`` over the faster peer
-``peer/<peer>.<op>.<dt>/n:N/thr:T`` (no peer of that dtype: the faster peer's
-f32 kernel, marked "vs f32"), per run, with the median ratio and each ratio's
-largest deviation from it.
+``api/<op>.<dt>.contig.phase2/n:N/thr:T`` over the best peer
+``peer/<peer>.<op>.<dt>/n:N/thr:T`` of the same op form (GELU tanh,
+``gelu_bwd_tanh``, apart from GELU erf) and dtype (none of another dtype
+stands in), per run, with the median ratio and each ratio's largest deviation
+from it.
 """
 
+import functools
 import statistics
 from dataclasses import dataclass
 
 from . import atomic, gbench
 from .errors import InputError
 from .stats import TWO_STATE_MIN_VALUES, spread, two_states
-from .vocabulary import OPS
+from .names import GELU_TANH, OP_FORMS
 
 DETECTOR_METRIC = "real_time"
-GOAL_CELLS = {("gelu_bwd", "f32", 65536, 1): "G2"} | {
-    (op, dt, 65536, 1): "G3" for op in OPS for dt in ("f16", "bf16")}
+GOAL_CELLS = {("gelu_bwd", "f32", 65536, 1): "G2", (GELU_TANH, "f32", 65536, 1): "G2"} | {
+    (op, dt, 65536, 1): "G3" for op in OP_FORMS for dt in ("f16", "bf16")}
 
 
 @dataclass
@@ -126,37 +128,44 @@ def _peers(run):
     return sorted({b.parsed.peer for b in run.benches.values() if b.parsed.kind == "peer" and b.parsed.peer})
 
 
-def faster_peer(run, op, dt, n, thr):
-    """(label, items/s) of the faster peer, the dtype's own kernel else f32 (goals.py's rule)."""
-    for d, note in ((dt, ""), ("f32", " vs f32")):
-        cands = [(ips, p + note) for p in _peers(run)
-                 if (ips := _items(run, f"peer/{p}.{op}.{d}/n:{n}/thr:{thr}"))]
-        if cands:
-            ips, label = max(cands)
-            return label, ips
+@functools.lru_cache(maxsize=1)
+def _peer_forms():
+    from .figures import goals_module      # imported when used: the parser imports figures
+    return goals_module().PEER_FORMS
+
+
+def best_peer(run, form, dt, n, thr):
+    """(peer, items/s) of the fastest peer of the op form and dtype, or (None, None) (goals.py's rule:
+    same dtype only, each peer on the op forms it computes, PEER_FORMS)."""
+    peer_forms = _peer_forms()
+    cands = [(ips, p) for p in _peers(run) if form in peer_forms.get(p, (form,))
+             and (ips := _items(run, f"peer/{p}.{form}.{dt}/n:{n}/thr:{thr}"))]
+    if cands:
+        ips, label = max(cands)
+        return label, ips
     return None, None
 
 
 def goal_ratios(run):
-    """{(op, dtype, n, thr): (ratio ours/faster peer, peer label)} of one run."""
+    """{(op form, dtype, n, thr): (ratio ours/best peer, peer label)} of one run."""
     out = {}
     for b in run.benches.values():
         p = b.parsed
         if p.kind != "api" or p.layout != "contig" or p.phase != "phase2" or p.n is None or p.thr is None:
             continue
         ours = _items(run, b.name)
-        label, peer = faster_peer(run, p.op, p.dtype, p.n, p.thr)
+        label, peer = best_peer(run, p.form, p.dtype, p.n, p.thr)
         if ours and peer:
-            out[(p.op, p.dtype, p.n, p.thr)] = (ours / peer, label)
+            out[(p.form, p.dtype, p.n, p.thr)] = (ours / peer, label)
     return out
 
 
 @dataclass
 class RatioRow:
-    key: tuple              # (op, dtype, n, thr)
+    key: tuple              # (op form, dtype, n, thr)
     goal: str               # "G2", "G3" or ""
     ratios: list            # per run: ratio or None
-    peers: list             # per run: the faster peer's label or None
+    peers: list             # per run: the best peer's label or None
 
     @property
     def present(self):
@@ -194,7 +203,7 @@ def ratio_rows(runs):
 
 def ratio_table(rows, nruns):
     from .names import human_size
-    headers = ["op", "dtype", "n", "thr", "goal", "faster peer"] + [f"run {i + 1}" for i in range(nruns)] + \
+    headers = ["op", "dtype", "n", "thr", "goal", "best peer"] + [f"run {i + 1}" for i in range(nruns)] + \
               ["median", "max deviation"]
     body = []
     for r in rows:
@@ -236,7 +245,7 @@ def run(args):
     line = summary_line(rows, tolerance)
     print(runs_text + "\n\n" + plain(headers, body) + "\n" + "\n".join(notes + [line]))
     if args.md:
-        text = (f"Ours/peer ratios (items/s of api contig phase2 over the faster peer) in {len(runs)} runs:\n\n"
+        text = (f"Ours/peer ratios (items/s of api contig phase2 over the best peer) in {len(runs)} runs:\n\n"
                 + markdown(headers, body) + "\n" + "\n".join(notes + [line]) + "\n")
         atomic.write_text(args.md, text)
         print(f"wrote {args.md}")

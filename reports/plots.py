@@ -365,7 +365,7 @@ def atlas_figures(points, outdir):
     cpu = defaultdict(list)
     for p in points:
         if p.kind in ("variant", "peer") and p.time_ns and p.op and p.layout in (None, "contig"):
-            cpu[p.op].append(p)
+            cpu[p.form].append(p)     # GELU tanh (form gelu_bwd_tanh) is not the Atlas GELU's CPU line
     for op in sorted(groups, key=_order):
         pts = groups[op]
         fig = Figure(figsize=(12.5, 6.5), layout="constrained")

@@ -277,8 +277,7 @@ void RegisterApiBenchmarks(const std::vector<size_t>& sizes, const std::vector<i
             if (!ab::LayoutFits(layout, n)) continue;
             for (int t : threads) {
               for (const auto& place : ab::SweepPlacements()) {
-                benchmark::RegisterBenchmark(
-                    ab::BenchName("api", subject, n, t, place).c_str(),
+                ab::RegisterWallClock(ab::BenchName("api", subject, n, t, place),
                     [=](benchmark::State& st) {
                       actgrad::inputs::RunAtStackOffset(place, [&] { RunApiBenchmark(st, form, dt, layout, phase, n, t, place); });
                     });

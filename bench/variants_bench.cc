@@ -30,8 +30,7 @@ void RegisterVariantBenchmarks(const std::vector<size_t>& sizes, const std::vect
       for (int t : threads) {
         const actgrad::Split split{t, int64_t(chunk), 0};
         for (const auto& place : ab::SweepPlacements()) {
-          benchmark::RegisterBenchmark(
-              ab::BenchName("variant", v.name, n, t, place).c_str(), [vp, n, split, place](benchmark::State& st) {
+          ab::RegisterWallClock(ab::BenchName("variant", v.name, n, t, place), [vp, n, split, place](benchmark::State& st) {
                 actgrad::inputs::RunAtStackOffset(place, [&] {
                 auto ops = ab::GetOperands(vp->op, vp->dtype, n, place);
                 actgrad::KernelArgs args{};

@@ -19,8 +19,9 @@ Any other name (a foreign benchmark) parses as kind ``other``.
 
 A trailing ``/place:<k>`` (k >= 0) names the operand placement the benchmark
 was measured at (docs/conventions.md). It is a sample of the benchmark, not
-another benchmark: ``strip_placement`` is the one rule that removes it, and the
-identity (``base``), ``series`` and ``label`` never include it.
+another benchmark: ``strip_placement`` is the one rule that removes it (and
+Google Benchmark's ``/real_time`` marker), and the identity (``base``),
+``series`` and ``label`` never include it.
 
 Standard library only: bench/goals.py imports this module.
 """
@@ -59,8 +60,14 @@ def strip_placement(name):
     """(name without its ``/place:<k>`` segment, k) or (name, None) when it has none.
 
     Only a segment after ``<kind>/<subject>`` counts (normally the last one;
-    Google Benchmark may append its own parts after it)."""
+    Google Benchmark may append its own parts after it). The programs register
+    every benchmark with wall-clock iteration sizing, for which Google
+    Benchmark appends ``/real_time``: on our kinds that marker is no part of
+    the identity either and goes too."""
     parts = name.split("/")
+    if parts[0] in KINDS and len(parts) > 2 and parts[-1] == "real_time":
+        parts = parts[:-1]
+        name = "/".join(parts)
     for i in range(2, len(parts)):
         m = _PLACE.match(parts[i])
         if m:

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "actgrad/types.h"
@@ -107,6 +108,16 @@ double TimedLoop(benchmark::State& st, F&& f) {
   }
   const auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(t1 - t0).count();
+}
+
+// Registers a benchmark whose iterations Google Benchmark sizes by wall-clock
+// time (UseRealTime). A call that runs on other threads (oneDNN's SYCL queue)
+// leaves the measuring thread idle, and sizing by its CPU time ran such a
+// benchmark 5-10x longer than --benchmark_min_time. Google Benchmark appends
+// "/real_time" to the name; reports/names.py leaves it out of the identity.
+template <class F>
+void RegisterWallClock(const std::string& name, F&& fn) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(fn))->UseRealTime();
 }
 
 // ---------------------------------------------------------------- operands

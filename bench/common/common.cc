@@ -373,7 +373,7 @@ void RegisterRoofBenchmarks(const std::vector<size_t>& sizes, const std::vector<
     for (size_t n : sizes) {
       for (int t : threads) {
         for (const auto& place : SweepPlacements()) {
-          benchmark::RegisterBenchmark(BenchName("roof", RoofName(r), n, t, place).c_str(),
+          RegisterWallClock(BenchName("roof", RoofName(r), n, t, place),
                                        [r, n, t, place](benchmark::State& st) {
                                          inputs::RunAtStackOffset(place, [&] {
                                          auto buf = GetRoofBuffers(n, place);

@@ -237,8 +237,7 @@ void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<
             for (int t : threads) {
               if (!peer->RunsWithThreads(t)) continue;
               for (const auto& place : SweepPlacements()) {
-                benchmark::RegisterBenchmark(
-                    BenchName("peer", subject, n, t, place).c_str(),
+                RegisterWallClock(BenchName("peer", subject, n, t, place),
                     [peer, form, dt, layout, n, t, place](benchmark::State& st) {
                       inputs::RunAtStackOffset(place, [&] { RunPeer(st, peer, form, dt, layout, n, t, place); });
                     });

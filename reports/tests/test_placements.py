@@ -61,7 +61,7 @@ def merged_doc(times):
     ("peer/dnnl.gelu_bwd.f32/n:65536/thr:1/place:0", PEER, 0),
     ("variant/selu_bwd.f32.exact.u4.avx3/n:65536/thr:1/place:3", "variant/selu_bwd.f32.exact.u4.avx3/n:65536/thr:1", 3),
     ("roof/stream_plain/n:65536/thr:1/place:1", "roof/stream_plain/n:65536/thr:1", 1),
-    ("roof/stream_plain/n:65536/thr:1/place:1/real_time", "roof/stream_plain/n:65536/thr:1/real_time", 1),
+    ("roof/stream_plain/n:65536/thr:1/place:1/real_time", "roof/stream_plain/n:65536/thr:1", 1),
     ("api/x/n:1/thr:1/place:x", "api/x/n:1/thr:1/place:x", None),     # not an index: kept, as an extra part
     ("BM_memcpy/place:1", "BM_memcpy/place:1", None),                   # place:k only after kind/subject
     ("api/x/n:1/thr:1/place:1234567890", "api/x/n:1/thr:1/place:1234567890", None),   # beyond 9 digits

@@ -50,7 +50,7 @@ def registered():
     places = opts.get("--actgrad_placements", "0,1,2,3").split(",")
     for n in opts.get("--actgrad_sizes", "65536").split(","):
         for t, k in ((t, k) for t in opts.get("--actgrad_threads", "1").split(",") for k in places):
-            tail = f"/n:{n}/thr:{t}/place:{k}"
+            tail = f"/n:{n}/thr:{t}/place:{k}/real_time"  # the programs size iterations by wall time
             names += [f"roof/{r}{tail}" for r in ("memcpy", "stream_plain", "stream_nt")]
             for op in OPS:
                 for dt in DTYPES:

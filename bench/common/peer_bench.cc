@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "actgrad/half.h"
 #include "common/bench_common.h"
 #include "peers/peer.h"
 #include "peers/peers_internal.h"
@@ -35,29 +36,15 @@ peers::OperandViews PeerViews(Layout layout, size_t n) {
   return {{v.g.dims, v.g.strides}, {v.x.dims, v.x.strides}, {v.out.dims, v.out.strides}};
 }
 
-float ElementAsFloat(DType dt, const void* base, size_t i) {
-  uint32_t bits = 0;
+// Element i of `base` (a float dtype) as a double.
+double ElementAt(DType dt, const void* base, int64_t i) {
+  const char* p = static_cast<const char*>(base);
   float f = 0;
+  uint16_t h = 0;
   switch (dt) {
-    case DType::kF32:
-      std::memcpy(&f, static_cast<const char*>(base) + 4 * i, 4);
-      return f;
-    case DType::kBF16: {
-      uint16_t h;
-      std::memcpy(&h, static_cast<const char*>(base) + 2 * i, 2);
-      bits = uint32_t(h) << 16;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    case DType::kF16: {
-      uint16_t h;
-      std::memcpy(&h, static_cast<const char*>(base) + 2 * i, 2);
-      const int e = (h >> 10) & 31, m = h & 1023;
-      const float sign = (h & 0x8000) ? -1.0f : 1.0f;
-      if (e == 0) return sign * std::ldexp(float(m), -24);
-      if (e == 31) return m ? NAN : sign * INFINITY;
-      return sign * std::ldexp(float(m | 1024), e - 25);
-    }
+    case DType::kF32: std::memcpy(&f, p + 4 * i, 4); return f;
+    case DType::kBF16: std::memcpy(&h, p + 2 * i, 2); return BF16ToFloat(h);
+    case DType::kF16: std::memcpy(&h, p + 2 * i, 2); return HalfToFloat(h);
     default: return NAN;
   }
 }
@@ -75,8 +62,6 @@ int64_t OffsetOf(const View& out, const View& operand, size_t i) {
   return off;
 }
 
-// One element of `base` (dtype dt) as a double.
-double ElementAt(DType dt, const void* base, int64_t i) { return double(ElementAsFloat(dt, base, size_t(i))); }
 
 // Inputs where the op has a kink and implementations pick either one-sided
 // derivative (PyTorch's Hardswish takes 0 at x = -3 and g at x = 3, Ascend

@@ -34,14 +34,18 @@ function(_actgrad_pypi_torch site)
   _actgrad_peer_target(actgrad_peer_torch peers/torch_peer.cc)
   target_include_directories(actgrad_peer_torch SYSTEM PRIVATE "${t}/include" "${t}/include/torch/csrc/api/include")
   target_compile_definitions(actgrad_peer_torch PUBLIC ACTGRAD_HAVE_TORCH=1)
-  # The wheel bundles its own libgomp.so.1 beside libtorch_cpu.so: the
-  # compiler's comes first in the programs' search path, so that our code
-  # and the peers share the OpenMP runtime this compiler built ours with.
+  # The wheel bundles its own libgomp.so.1 beside libtorch_cpu.so. A
+  # directory holding only a link to the compiler's comes first in the
+  # programs' search path, so that our code and the peers share the OpenMP
+  # runtime this compiler built ours with (the system's library directory
+  # itself would also put a Debian libtorch, when installed, before the wheel's).
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libgomp.so.1 OUTPUT_VARIABLE _gomp
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(IS_ABSOLUTE "${_gomp}" AND EXISTS "${_gomp}")
     file(REAL_PATH "${_gomp}" _gomp)
-    get_filename_component(_gomp_dir "${_gomp}" DIRECTORY)
+    set(_gomp_dir "${CMAKE_BINARY_DIR}/peer-openmp")
+    file(MAKE_DIRECTORY "${_gomp_dir}")
+    file(CREATE_LINK "${_gomp}" "${_gomp_dir}/libgomp.so.1" SYMBOLIC)
     target_link_options(actgrad_peer_torch INTERFACE "LINKER:-rpath,${_gomp_dir}")
   endif()
   # By name, not by path: CMake would put the wheel's directory first in the

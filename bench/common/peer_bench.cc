@@ -160,6 +160,16 @@ void RunPeer(benchmark::State& st, const std::shared_ptr<peers::Peer>& peer, con
   SetPlacement(st, place);
 }
 
+// Says which of the thread counts asked for this process cannot run the peer.
+void NoteThreadsNotRun(const peers::Peer& peer, const std::vector<int>& threads) {
+  for (int t : threads) {
+    if (!peer.RunsWithThreads(t))
+      std::fprintf(stderr, "actgrad bench: no %s rows at thr:%d: that peer takes its thread count from the "
+                   "process's CPU affinity (run thr:%d in a process on %d CPUs; scripts/bench does)\n",
+                   peer.Name().c_str(), t, t, t);
+  }
+}
+
 }  // namespace
 
 std::string PeerNames() { return peers::PeerVersions(); }
@@ -204,12 +214,7 @@ bool CheckPeers(const ApiFn& api, std::FILE* out, bool every_case) {
 
 void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<int>& threads, const ApiFn& api) {
   for (const auto& peer : Peers()) {
-    for (int t : threads) {
-      if (!peer->RunsWithThreads(t))
-        std::fprintf(stderr, "actgrad bench: no %s rows at thr:%d: that peer takes its thread count from the "
-                     "process's CPU affinity (run thr:%d in a process on %d CPUs; scripts/bench does)\n",
-                     peer->Name().c_str(), t, t, t);
-    }
+    NoteThreadsNotRun(*peer, threads);
     for (const OpForm& form : OpForms()) {
       for (DType dt : kFloatTypes) {
         if (!peer->Supports(form.op, dt, ParamsOf(form))) continue;

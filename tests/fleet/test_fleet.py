@@ -114,20 +114,34 @@ def test_allow_partial_merges_the_shards_that_completed(slurm_env, tmp_path):
     assert 3 in table["provenance"]["merge"]["missing"]
 
 
-def test_a_benchmark_job_is_recorded_and_shown(slurm_env, pg_url, tmp_path):
+BENCH_ARGS = "--quick --ops selu_bwd --dtypes f32 --sizes 64K --threads 1 --placements 0"
+
+
+def test_benchmark_jobs_per_class_are_recorded_and_shown(slurm_env, pg_url, tmp_path):
+    """Two classes (here both the local node's feature): a job each, both runs in
+    the PostgreSQL history under their machine id, one dashboard job after them."""
     dash = tmp_path / "dashboard"
     r = fleet(slurm_env, "bench", "--db", pg_url, "--dashboard", str(dash), "--workdir", str(tmp_path),
-              "--bench-args", "--quick --ops selu_bwd --dtypes f32 --sizes 64K --threads 1 --placements 0")
-    assert r.returncode == 0, r.stderr + open(tmp_path / "bench-this.out").read()
-    out = open(tmp_path / "bench-this.out").read()
-    assert f"recorded {tmp_path / 'this.json'} as run" in out, out
-    machine = json.load(open(tmp_path / "this.json"))["context"]["actgrad_machine_id"]
+              "--class", "a=local", "--class", "b=local", "--bench-args", BENCH_ARGS)
+    assert r.returncode == 0, r.stderr
+    assert "recorded 2 run(s)" in r.stdout
+    for name in ("a", "b"):
+        out = open(tmp_path / f"bench-{name}.out").read()
+        assert f"recorded {tmp_path / (name + '.json')} as run" in out, out
+    machine = json.load(open(tmp_path / "a.json"))["context"]["actgrad_machine_id"]
     html = open(dash / "index.html").read()
     assert "selu_bwd.f32.contig.phase2/n:65536/thr:1" in html and f"#m-{machine}" in html
-    # the run is in the PostgreSQL history: recording it again stores nothing new
+    # the runs are in the PostgreSQL history: recording one again stores nothing new
     again = subprocess.run([os.path.join(ROOT, "scripts", "report"), "record", "--db", pg_url,
-                            str(tmp_path / "this.json")], capture_output=True, text=True)
+                            str(tmp_path / "a.json")], capture_output=True, text=True)
     assert again.returncode == 0 and "already" in (again.stdout + again.stderr).lower(), again.stdout + again.stderr
+
+
+def test_a_class_no_node_has_fails_at_once_with_slurms_message(slurm_env, pg_url, tmp_path):
+    r = fleet(slurm_env, "bench", "--db", pg_url, "--workdir", str(tmp_path), "--class", "gpu=nosuchfeature",
+              "--bench-args", BENCH_ARGS, timeout=60)
+    assert r.returncode == 1
+    assert "sbatch" in r.stderr and "feature" in r.stderr.lower(), r.stderr
 
 
 @pytest.mark.parametrize("bad", [["tune", "--shards", "0"], ["tune"], ["bench"],

@@ -10,6 +10,12 @@
 //                       so every special (+-Inf from +-0, NaN for 0/0,
 //                       Inf/NaN propagation, x/Inf = 0, subnormal den) is
 //                       exactly what IEEE division gives.
+//   DivRcpNRx "rcp_x"   rcp_nr, whose range check LogitGrad makes on x instead
+//                       (kRangeOnX, ops-inl.h): where every x of a vector lies
+//                       in [2^-125, 1 - 2^-24], den = x - x*x is normal and
+//                       below 1/4 and x is inside the op's NaN bounds, so one
+//                       pair of compares replaces the den checks and the NaN
+//                       blend. Other vectors take rcp_nr's path.
 
 #if defined(ACTGRAD_KERNELS_MATH_DIV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ACTGRAD_KERNELS_MATH_DIV_INL_H_
@@ -42,9 +48,15 @@ struct DivRcpNR {
   static constexpr double kClaimedMaxErr = 3.0e-7;  // relative, normal results
   static constexpr bool kAvailable = true;
 
+  // num / den for normal den below 2^126 in magnitude.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Quotient(D d, hn::Vec<D> num, hn::Vec<D> den) {
+    return hn::Mul(num, math::RcpNR(d, den));
+  }
+
   template <class D>
   static HWY_INLINE hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den) {
-    const auto q = hn::Mul(num, math::RcpNR(d, den));
+    const auto q = Quotient(d, num, den);
     // |den| in [2^-126, 2^126): the estimate and its reciprocal are normal.
     // NaN den fails both comparisons.
     const auto ad = hn::Abs(den);
@@ -52,6 +64,15 @@ struct DivRcpNR {
     if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
     return hn::IfThenElse(ok, q, hn::Div(num, den));
   }
+};
+
+struct DivRcpNRx : DivRcpNR {
+  static constexpr const char* kName = "rcp_x";
+  static constexpr bool kRangeOnX = true;
+  // [kRangeLo, kRangeHi]: den = x - x*x is in [2^-126, 1/4] (normal, its
+  // reciprocal normal), x within [0, 1].
+  static constexpr float kRangeLo = 0x1p-125f;
+  static constexpr float kRangeHi = 1.0f - 0x1p-24f;
 };
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

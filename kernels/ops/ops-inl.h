@@ -178,6 +178,10 @@ struct GeluBwdOp {
   }
 };
 
+// A division policy that checks LogitGrad's x for its fast path (DivRcpNRx).
+template <class P>
+constexpr bool RangeOnX = requires { P::kRangeOnX; };
+
 // g = dy, x = x. Division strategy is a policy (true division or
 // reciprocal estimate + Newton step), see kernels/math.
 template <class DivPolicy>
@@ -195,7 +199,17 @@ struct LogitGradOp {
       case kLogitDivZero: return hn::IfThenElse(finite, hn::Div(dy, zero), nan);
       default: break;
     }
-    const auto q = DivPolicy::Div(d, dy, hn::Mul(x, hn::Sub(one, x)));
+    const auto den = hn::Mul(x, hn::Sub(one, x));
+    if constexpr (RangeOnX<DivPolicy>) {
+      // Every x inside the policy's range: den is normal, no lane is NaN
+      // (kLogitNeg's bounds are 0 and 1). The same den and quotient as the
+      // general path, so a lane's result does not depend on its neighbours.
+      if (c.logit_mode == kLogitNeg) {
+        const auto in = hn::And(hn::Ge(x, hn::Set(d, DivPolicy::kRangeLo)), hn::Le(x, hn::Set(d, DivPolicy::kRangeHi)));
+        if (HWY_LIKELY(hn::AllTrue(d, in))) return DivPolicy::Quotient(d, dy, den);
+      }
+    }
+    const auto q = DivPolicy::Div(d, dy, den);
     if (c.logit_mode == kLogitNeg) {
       // x outside [0, 1] (incl. +-Inf) -> NaN; NaN x gives NaN through q.
       return hn::IfThenElse(hn::Or(hn::Lt(x, zero), hn::Gt(x, one)), nan, q);

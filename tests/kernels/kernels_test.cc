@@ -587,3 +587,45 @@ TEST(KernelList, DefaultVariantsTakeTheExpectedTarget) {
 
 }  // namespace
 }  // namespace actgrad
+
+namespace actgrad {
+namespace {
+
+// rcp_x's fast path (every x of a vector in its range) and its general path
+// give a lane the same bits: an element's result does not depend on its
+// neighbours. The same x and g, once among in-range neighbours only and once
+// with every fourth neighbour at 0 (which sends every vector to the general path).
+TEST(LogitRcpX, ALaneGetsTheSameBitsWhateverItsNeighbours) {
+  constexpr size_t kN = 1024;
+  int checked = 0;
+  for (const Variant& v : Variants()) {
+    if (!v.supported || v.op != Op::kLogitGrad || v.approx != "rcp_x") continue;
+    const size_t es = DTypeSize(v.dtype);
+    auto encode = [&](float f, std::vector<uint8_t>* buf, size_t i) {
+      if (v.dtype == DType::kF32) std::memcpy(buf->data() + 4 * i, &f, 4);
+      const uint16_t h = v.dtype == DType::kF16 ? FloatToHalf(f) : FloatToBF16(f);
+      if (v.dtype != DType::kF32) std::memcpy(buf->data() + 2 * i, &h, 2);
+    };
+    inputs::Rng rng(7);
+    std::vector<uint8_t> g(kN * es), x(kN * es), x_mixed(kN * es), out(kN * es), out_mixed(kN * es);
+    for (size_t i = 0; i < kN; ++i) {
+      const float xi = 0.001f + 0.998f * float(rng.Uniform());
+      encode(float(rng.Normal()), &g, i);
+      encode(xi, &x, i);
+      encode(i % 4 == 3 ? 0.0f : xi, &x_mixed, i);
+    }
+    OpParams p;
+    p.eps = -1.0f;
+    RunVariant(v, KernelArgs{g.data(), x.data(), out.data(), kN, p, 0}, Split{});
+    RunVariant(v, KernelArgs{g.data(), x_mixed.data(), out_mixed.data(), kN, p, 0}, Split{});
+    for (size_t i = 0; i < kN; ++i) {
+      if (i % 4 == 3) continue;
+      ASSERT_EQ(std::memcmp(out.data() + i * es, out_mixed.data() + i * es, es), 0) << v.name << " element " << i;
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no rcp_x variant runs on this CPU";
+}
+
+}  // namespace
+}  // namespace actgrad

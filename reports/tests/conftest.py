@@ -86,19 +86,9 @@ def pg_server_url():
     if url:
         yield url
         return
-    from pgserver import Server
-    server = Server()
-    try:
-        url = server.start()
-    except Exception as e:          # no server programs, or it would not start
-        server.stop()
-        if os.environ.get("CI") or os.environ.get("ACTGRAD_REQUIRE_POSTGRES"):
-            pytest.fail(f"cannot start a PostgreSQL server for the history tests: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    try:
+    from pgserver import running
+    with running(bool(os.environ.get("CI") or os.environ.get("ACTGRAD_REQUIRE_POSTGRES"))) as url:
         yield url
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ atexit hook does the same if pytest is interrupted.
 """
 
 import atexit
+import contextlib
 import glob
 import os
 import shutil
@@ -92,6 +93,26 @@ class Server:
             except Exception:
                 pass
         shutil.rmtree(d, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running(required):
+    """A throw-away server's URL for a with-block (a pytest fixture's body),
+    stopped after it. When none can be started the test skips, or fails when
+    `required` (CI, scripts/test)."""
+    import pytest
+    server = Server()
+    try:
+        url = server.start()
+    except Exception as e:          # no server programs, or it would not start
+        server.stop()
+        if required:
+            pytest.fail(f"cannot start a PostgreSQL server: {e}")
+        pytest.skip(f"no PostgreSQL server: {e}")
+    try:
+        yield url
+    finally:
+        server.stop()
 
 
 def scoped(url, schema):

@@ -47,19 +47,9 @@ def slurm_env():
 
 @pytest.fixture(scope="module")
 def pg_url():
-    from pgserver import Server
-    server = Server()
-    try:
-        url = server.start()
-    except Exception as e:
-        server.stop()
-        if os.environ.get("CI") or os.environ.get("ACTGRAD_REQUIRE_POSTGRES"):
-            pytest.fail(f"cannot start a PostgreSQL server: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    try:
+    from pgserver import running
+    with running(bool(os.environ.get("CI") or os.environ.get("ACTGRAD_REQUIRE_POSTGRES"))) as url:
         yield url
-    finally:
-        server.stop()
 
 
 # Three series (one per op), one octave each: three shards of a few seconds.

@@ -211,13 +211,15 @@ void RegisterPeerBenchmarks(const std::vector<size_t>& sizes, const std::vector<
 bool CheckPeers(const ApiFn& api, std::FILE* out, bool every_case);
 // One case of the correctness mode: `compute` writes the result for n
 // elements of (form, dt) on the layout's views into ops.out (false and why
-// when it cannot). who == "ours" is held to the whole rule; a peer to the
-// rule's hard bound and specials, leaving out the op's branch points where
+// when it cannot). Ours is held to the whole rule; a peer to the rule's hard
+// bound and specials, leaving out the op's branch points where
 // implementations pick either one-sided derivative. "" when it passes, else
-// the first failing element; prints the case's line when every_case or failing.
+// the first failing element; prints the case's line (named `who`) when
+// every_case or failing.
 using ComputeFn = std::function<bool(Operands& ops, size_t n, std::string* why)>;
-std::string CheckCase(const std::string& who, const ComputeFn& compute, const OpForm& form, DType dt, Layout layout,
-                      std::FILE* out, bool every_case);
+enum class Held { kWholeRule, kHardBound };
+std::string CheckCase(const std::string& who, Held held, const ComputeFn& compute, const OpForm& form, DType dt,
+                      Layout layout, std::FILE* out, bool every_case);
 // The ComputeFn of a peer on one thread: its view path, or its contiguous one.
 ComputeFn PeerCompute(peers::Peer& peer, const OpForm& form, DType dt, Layout layout);
 

@@ -115,8 +115,8 @@ size_t CheckSize(Layout layout) {
 
 }  // namespace
 
-std::string CheckCase(const std::string& who, const ComputeFn& compute, const OpForm& form, DType dt, Layout layout,
-                      std::FILE* out, bool every_case) {
+std::string CheckCase(const std::string& who, Held held, const ComputeFn& compute, const OpForm& form, DType dt,
+                      Layout layout, std::FILE* out, bool every_case) {
   const size_t n = CheckSize(layout);
   auto ops = GetOperands(form.op, dt, n, inputs::PlacementAt(0));
   std::memset(ops->out, 0x7B, n * DTypeSize(dt));  // ~1.3e36 (f32, bf16), 61280 (f16): no result of these ops
@@ -126,9 +126,9 @@ std::string CheckCase(const std::string& who, const ComputeFn& compute, const Op
     std::fprintf(out, "%-38s could not run: %s\n", name.c_str(), why.c_str());
     return why.empty() ? "could not run" : why;
   }
-  const bool ours = who == "ours";
-  const AccuracyReport r = CheckResult(form, dt, layout, n, *ops, /*skip_branch_points=*/!ours);
-  why = Verdict(r, ours);
+  const bool whole_rule = held == Held::kWholeRule;
+  const AccuracyReport r = CheckResult(form, dt, layout, n, *ops, /*skip_branch_points=*/!whole_rule);
+  why = Verdict(r, whole_rule);
   if (every_case || !why.empty())
     std::fprintf(out, "%-38s n=%-6zu share %.5f max_err %.2e  %s\n", name.c_str(), n, r.Share(), r.max_err,
                  why.empty() ? "ok" : why.c_str());
@@ -192,15 +192,15 @@ bool CheckPeers(const ApiFn& api, std::FILE* out, bool every_case) {
       for (Layout layout : kLayouts) {
         if (api && LayoutAppliesTo(layout, form.op)) {
           ++cases;
-          failed += CheckCase("ours", [&](Operands&, size_t n, std::string* why) {
+          failed += CheckCase("ours", Held::kWholeRule, [&](Operands&, size_t n, std::string* why) {
             return api(form, dt, layout, n, inputs::PlacementAt(0), why);
           }, form, dt, layout, out, every_case).empty() ? 0 : 1;
         }
         for (const auto& peer : Peers()) {
           if (!peer->Supports(form.op, dt, ParamsOf(form)) || !TimedOn(*peer, layout, form.op, bool(api))) continue;
           ++cases;
-          failed += CheckCase(peer->Name(), PeerCompute(*peer, form, dt, layout), form, dt, layout, out,
-                              every_case).empty() ? 0 : 1;
+          failed += CheckCase(peer->Name(), Held::kHardBound, PeerCompute(*peer, form, dt, layout), form, dt,
+                              layout, out, every_case).empty() ? 0 : 1;
         }
       }
     }

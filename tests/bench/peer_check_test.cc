@@ -41,7 +41,7 @@ ComputeFn FakePeer(Layout layout, Formula formula, bool follow_views = true) {
 }
 
 std::string Check(const ComputeFn& fn, const OpForm& form, Layout layout = Layout::kContig) {
-  return CheckCase("fake", fn, form, DType::kF32, layout, stderr, /*every_case=*/true);
+  return CheckCase("fake", Held::kHardBound, fn, form, DType::kF32, layout, stderr, /*every_case=*/true);
 }
 
 const OpForm kGeluErf{Op::kGeluBwd}, kGeluTanh{Op::kGeluBwd, GeluApprox::kTanh};
@@ -109,7 +109,7 @@ TEST(PeerCheck, OursIsHeldToTheWholeRule) {
     return float(ref::GeluBwdErf(g, x) * (1 + 5e-4));
   });
   EXPECT_EQ(Check(off, kGeluErf), "");
-  EXPECT_NE(CheckCase("ours", off, kGeluErf, DType::kF32, Layout::kContig, stderr, true), "");
+  EXPECT_NE(CheckCase("ours", Held::kWholeRule, off, kGeluErf, DType::kF32, Layout::kContig, stderr, true), "");
 }
 
 }  // namespace

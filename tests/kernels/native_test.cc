@@ -525,8 +525,8 @@ TEST(NativeList, NamesFieldsAndSupport) {
     // The target names the ISA extension the variant's kernel file needs.
     const std::string target = v.upcast == "f16native" ? "avx512fp16" : v.upcast == "bf16cvt" ? "avx512bf16" : "avx512";
     EXPECT_EQ(v.target, target) << v.name;
-    EXPECT_TRUE(v.upcast == "f16native" || v.upcast == "bf16cvt" || v.upcast == "reg" || v.upcast == "gather" ||
-                v.upcast == "bits")
+    EXPECT_TRUE(v.upcast == "f16native" || v.upcast == "bf16cvt" || v.upcast == "bf16int" || v.upcast == "reg" ||
+                v.upcast == "gather" || v.upcast == "bits")
         << v.name;
     EXPECT_NE(v.fn, nullptr);
     EXPECT_TRUE(v.dtype == DType::kF16 || v.dtype == DType::kBF16);
@@ -553,7 +553,7 @@ TEST(NativeList, NamesFieldsAndSupport) {
       // one and not the other run them).
       EXPECT_EQ(v.supported, bf16) << v.name;
     }
-    if (v.upcast == "reg" || v.upcast == "gather" || v.upcast == "bits") {
+    if (v.upcast == "reg" || v.upcast == "gather" || v.upcast == "bits" || v.upcast == "bf16int") {
       EXPECT_EQ(v.supported, avx512) << v.name;
     }
   }

@@ -54,7 +54,7 @@ struct BF16Cvt {
 
 constexpr KernelEntry kEntries[] = {
 #define ACTGRAD_NATIVE_F32(OP, APPROX, MODE, BODY, CLAIM_F16, CLAIM_BF16) \
-  ACTGRAD_NATIVE_ENTRIES(OP, DType::kBF16, "bf16cvt", APPROX, MODE, BF16Cvt<BODY>, CLAIM_BF16)
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kBF16, "bf16cvt", APPROX, MODE, CLAIM_BF16, BF16Cvt<BODY>)
 #include "variants/native/native_families.inc"
 };
 

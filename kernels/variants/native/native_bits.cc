@@ -46,7 +46,7 @@ struct SoftshrinkBits {
 
 constexpr KernelEntry kEntries[] = {
 #define ACTGRAD_NATIVE_BITS(DT, OP, APPROX, MODE, BODY, CLAIM) \
-  ACTGRAD_NATIVE_ENTRIES(OP, DT, "bits", APPROX, MODE, BODY, CLAIM)
+  ACTGRAD_NATIVE_ENTRIES(OP, DT, "bits", APPROX, MODE, CLAIM, BODY)
 #include "variants/native/native_families.inc"
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -136,12 +137,13 @@ void Kernel(const KernelArgs& a) {
 }
 
 // The entries of one row of native_families.inc: u1, u2, u4 with plain
-// stores, u4 with streaming stores, each Kernel<KOP, unroll, streaming>.
-#define ACTGRAD_NATIVE_ENTRIES(OP, DT, UPCAST, APPROX, MODE, KOP, CLAIM)             \
-  KernelEntry{OP, DT, UPCAST, APPROX, 1, false, MODE, &Kernel<KOP, 1, false>, CLAIM}, \
-      KernelEntry{OP, DT, UPCAST, APPROX, 2, false, MODE, &Kernel<KOP, 2, false>, CLAIM}, \
-      KernelEntry{OP, DT, UPCAST, APPROX, 4, false, MODE, &Kernel<KOP, 4, false>, CLAIM}, \
-      KernelEntry{OP, DT, UPCAST, APPROX, 4, true, MODE, &Kernel<KOP, 4, true>, CLAIM},
+// stores, u4 with streaming stores, each Kernel<KOP, unroll, streaming>. KOP
+// is last and variadic: a template-id with commas in it passes whole.
+#define ACTGRAD_NATIVE_ENTRIES(OP, DT, UPCAST, APPROX, MODE, CLAIM, ...)                           \
+  KernelEntry{OP, DT, UPCAST, APPROX, 1, false, MODE, &Kernel<__VA_ARGS__, 1, false>, CLAIM},     \
+      KernelEntry{OP, DT, UPCAST, APPROX, 2, false, MODE, &Kernel<__VA_ARGS__, 2, false>, CLAIM}, \
+      KernelEntry{OP, DT, UPCAST, APPROX, 4, false, MODE, &Kernel<__VA_ARGS__, 4, false>, CLAIM}, \
+      KernelEntry{OP, DT, UPCAST, APPROX, 4, true, MODE, &Kernel<__VA_ARGS__, 4, true>, CLAIM},
 
 // fp32 lanes rounded to bf16 to nearest even on the bit patterns (exact for
 // subnormals, which vcvtne2ps2bf16 flushes); NaN becomes a quiet NaN. The
@@ -183,6 +185,21 @@ inline uint16_t FloatToHalfBits(float f) {
   }
   const uint32_t rounded = abs + 0xFFFu + ((abs >> 13) & 1u);
   return sign | uint16_t((rounded - 0x38000000u) >> 13);
+}
+
+// A double rounded once to bf16, to nearest even (NaN: the quiet NaN).
+inline uint16_t DoubleToBF16Bits(double d) {
+  if (d != d) return 0x7FC0u;
+  const uint16_t sign = std::signbit(d) ? 0x8000u : 0u;
+  const double a = std::fabs(d);
+  if (a >= 0x1.ffp127) return sign | 0x7F80u;  // past the midpoint above the largest finite
+  // Truncated to a bf16 (toward zero) and the one above it; the nearer wins.
+  const uint16_t down = uint16_t(F32Bits(float(a)) >> 16);
+  uint16_t lo = down;
+  if (double(BitsF32(uint32_t(lo) << 16)) > a) --lo;  // float(a) rounded up past a
+  const double vlo = double(BitsF32(uint32_t(lo) << 16)), vhi = double(BitsF32(uint32_t(lo + 1u) << 16));
+  const bool up = a - vlo > vhi - a || (a - vlo == vhi - a && (lo & 1u));
+  return sign | uint16_t(up ? lo + 1u : lo);
 }
 
 // The next binary16 value toward -Inf / +Inf (h not NaN).

@@ -227,7 +227,7 @@ struct GeluF16 {
 
 constexpr KernelEntry kEntries[] = {
 #define ACTGRAD_NATIVE_F16(OP, APPROX, MODE, BODY, CLAIM) \
-  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "f16native", APPROX, MODE, BODY, CLAIM)
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "f16native", APPROX, MODE, CLAIM, BODY)
 #include "variants/native/native_families.inc"
 };
 

@@ -36,7 +36,7 @@ struct F16Reg {
 
 constexpr KernelEntry kEntries[] = {
 #define ACTGRAD_NATIVE_F32(OP, APPROX, MODE, BODY, CLAIM_F16, CLAIM_BF16) \
-  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "reg", APPROX, MODE, F16Reg<BODY>, CLAIM_F16)
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kF16, "reg", APPROX, MODE, CLAIM_F16, F16Reg<BODY>)
 #include "variants/native/native_families.inc"
 };
 

@@ -79,6 +79,33 @@ struct HardswishF32 {
   }
 };
 
+// SELU and Hardswish without the overflow band or any care for an infinite
+// g: for a caller that recomputes from the double reference every lane whose
+// output is the dtype's largest finite magnitude, Inf or NaN (bf16int,
+// native_bf16int.cc), which is where those cases land. alpha*scale and 1/3
+// are single fp32 constants: their error (<= 1.1e-7 absolute on the factor)
+// is below 2e-6 of the rule's |g|/16 floor, far under bf16's rounding.
+struct SeluF32Bare {
+  __m512 scale = SetF(ref::kSeluScale), alpha_scale = SetF(ref::kSeluAlpha * ref::kSeluScale);
+  SeluF32Bare(const OpParams&, DType) {}
+  ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 y) const {
+    const __mmask16 not_pos = _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NGT_UQ);  // y <= 0 or NaN
+    return _mm512_mul_ps(g, _mm512_mask_add_ps(scale, not_pos, y, alpha_scale));
+  }
+};
+
+// x/3 + 1/2 in one fma; 1 above 3 (and for NaN x: g), 0 below -3.
+struct HardswishF32Bare {
+  __m512 three = SetF(3.0), neg_three = SetF(-3.0), third = SetF(1.0 / 3.0), half = SetF(0.5), one = SetF(1.0);
+  HardswishF32Bare(const OpParams&, DType) {}
+  ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
+    const __mmask16 not_below = _mm512_cmp_ps_mask(x, neg_three, _CMP_NLT_UQ);  // x >= -3 or NaN
+    const __mmask16 above = _mm512_cmp_ps_mask(x, three, _CMP_NLE_UQ);         // x > 3 or NaN
+    const __m512 slope = _mm512_mask_mov_ps(_mm512_fmadd_ps(x, third, half), above, one);
+    return _mm512_maskz_mul_ps(not_below, g, slope);
+  }
+};
+
 struct SoftshrinkF32 {
   __m512 lam, neg_lam;
   SoftshrinkF32(const OpParams& p, DType) : lam(_mm512_set1_ps(p.lambd)), neg_lam(_mm512_set1_ps(-p.lambd)) {}

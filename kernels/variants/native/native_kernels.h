@@ -169,7 +169,7 @@ enum NativeFeature : uint32_t {
 struct KernelEntry {
   Op op;
   DType dtype;
-  const char* upcast;  // f16native | bf16cvt | reg | gather | bits
+  const char* upcast;  // f16native | bf16cvt | bf16int | reg | gather | bits
   const char* approx;
   int unroll;          // 512-bit vectors (32 elements of 16 bits) per iteration
   bool nt_stores;
@@ -192,13 +192,16 @@ struct KernelTable {
   uint32_t requires_features;  // NativeFeature bits the file was compiled with
   // The variants' target, named after the ISA extension that sets the file
   // apart: "avx512fp16" (native_f16.cc), "avx512bf16" (native_bf16.cc),
-  // "avx512" (AVX-512 F/BW/VL/DQ only: native_f16reg.cc, native_gather.cc, native_bits.cc).
+  // "avx512" (AVX-512 F/BW/VL/DQ only: native_f16reg.cc, native_gather.cc, native_bits.cc,
+  // native_bf16int.cc).
   const char* target;
 };
 
-// Defined by native_f16.cc, native_bf16.cc, native_f16reg.cc, native_gather.cc and native_bits.cc.
+// Defined by native_f16.cc, native_bf16.cc, native_bf16int.cc, native_f16reg.cc, native_gather.cc and
+// native_bits.cc.
 extern const KernelTable kF16NativeTable;
 extern const KernelTable kBF16CvtTable;
+extern const KernelTable kBF16IntTable;
 extern const KernelTable kF16RegTable;
 extern const KernelTable kGatherTable;
 extern const KernelTable kBitsTable;

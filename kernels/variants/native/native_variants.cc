@@ -112,6 +112,7 @@ void AppendNativeVariants(std::vector<Variant>* out) {
   const uint32_t cpu = CpuFeatures();
   AppendTable(native::kF16NativeTable, cpu, out);
   AppendTable(native::kBF16CvtTable, cpu, out);
+  AppendTable(native::kBF16IntTable, cpu, out);
   AppendTable(native::kF16RegTable, cpu, out);
   AppendTable(native::kGatherTable, cpu, out);
   AppendTable(native::kBitsTable, cpu, out);

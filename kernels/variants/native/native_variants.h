@@ -4,6 +4,8 @@
 //   native_bf16.cc    "avx512bf16": bf16 via fp32 with the native round-to-nearest-even
 //                     conversion (upcast "bf16cvt"); AVX512_BF16 without AVX512-FP16
 //                     is enough (AMD Zen 4, Intel Cooper Lake)
+//   native_bf16int.cc "avx512": bf16 via fp32 with integer conversions, edge lanes
+//                     redone from the reference (upcast "bf16int")
 //   native_f16reg.cc  "avx512": fp16 via fp32 with vcvtph2ps/vcvtps2ph (upcast "reg")
 //   native_gather.cc  "avx512": 16-bit ops through exact 65,536-entry factor tables
 //                     (upcast "gather", kernels/variants/factor_tables.h)

@@ -1,0 +1,84 @@
+// bf16int: bf16 computed in fp32 with integer conversions only, so AVX-512
+// F/BW is enough (no AVX512_BF16). Per 32 lanes:
+//   in:  the even lanes are the low halves of the 32-bit lanes, the odd ones
+//        the high halves: one shift or one AND each makes them fp32;
+//   out: 0x7FFF added to the fp32 bits rounds to nearest with ties toward
+//        zero (a tie is half an ulp off either way, as with ties to even),
+//        and one vpermt2w takes each lane's high half.
+// Integer rounding keeps bf16's subnormals (vcvtne2ps2bf16 flushes them, which
+// costs bf16cvt a test per vector), and rounds fp32 values past bf16's
+// largest finite to Inf. The one test per vector is on the output: a lane at
+// the largest finite magnitude, Inf or NaN (the overflow threshold, where the
+// fp32 result's own rounding can decide; an infinite g; NaN) is recomputed
+// from the double reference. That lets the op bodies drop their overflow
+// band (SeluF32Bare, HardswishF32Bare in native_f32_ops.h).
+// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
+// uninitialized" / "uninitialized" once many intrinsics are inlined into one
+// function (a false positive).
+#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include "reference/reference.h"
+#include "variants/native/native_driver.h"
+#include "variants/native/native_f32_ops.h"
+#include "variants/native/native_hwy_ops.h"
+#include "variants/native/native_kernels.h"
+
+namespace actgrad::native {
+namespace {
+
+// The double reference's lanes of `redo` rounded once to bf16 (nearest even).
+__attribute__((noinline)) __m512i RedoBF16(Op op, const OpParams& p, __m512i g, __m512i x, __m512i out,
+                                           __mmask32 redo) {
+  alignas(64) uint16_t gb[32], xb[32], ob[32];
+  _mm512_store_si512(gb, g);
+  _mm512_store_si512(xb, x);
+  _mm512_store_si512(ob, out);
+  for (uint32_t lanes = redo; lanes != 0; lanes &= lanes - 1) {
+    const int i = __builtin_ctz(lanes);
+    const double r = ref::Reference(op, BitsF32(uint32_t(gb[i]) << 16), BitsF32(uint32_t(xb[i]) << 16), p);
+    ob[i] = DoubleToBF16Bits(r);
+  }
+  return _mm512_load_si512(ob);
+}
+
+template <Op kOp, GeluApprox kMode, class F32Op>
+struct BF16Int {
+  F32Op op;
+  OpParams params;
+  __m512i hi_mask = _mm512_set1_epi32(int(0xFFFF0000u));
+  __m512i bias = _mm512_set1_epi32(0x7FFF);
+  __m512i magnitude = _mm512_set1_epi16(0x7FFF);
+  __m512i largest = _mm512_set1_epi16(0x7F7F);  // bf16's largest finite magnitude
+  // Output lane 2i: word 2i+1 (the high half of lane i) of the even results;
+  // lane 2i+1: the same word of the odd results (32 + 2i+1).
+  __m512i high_halves = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17,
+                                         47, 15, 45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
+  explicit BF16Int(const OpParams& p) : op(p, DType::kBF16), params(p) { params.gelu_approx = kMode; }
+  ACTGRAD_NATIVE_INLINE __m512i operator()(__m512i g, __m512i x) const {
+    const __m512 r_even = op(_mm512_castsi512_ps(_mm512_slli_epi32(g, 16)), _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)));
+    const __m512 r_odd = op(_mm512_castsi512_ps(_mm512_and_si512(g, hi_mask)), _mm512_castsi512_ps(_mm512_and_si512(x, hi_mask)));
+    const __m512i even = _mm512_add_epi32(_mm512_castps_si512(r_even), bias);
+    const __m512i odd = _mm512_add_epi32(_mm512_castps_si512(r_odd), bias);
+    const __m512i out = _mm512_permutex2var_epi16(even, high_halves, odd);
+    const __mmask32 edge = _mm512_cmpge_epu16_mask(_mm512_and_si512(out, magnitude), largest);
+    if (__builtin_expect(edge != 0, 0)) return RedoBF16(kOp, params, g, x, out, edge);
+    return out;
+  }
+};
+
+constexpr KernelEntry kEntries[] = {
+#define ACTGRAD_NATIVE_BF16INT(OP, APPROX, MODE, BODY, CLAIM) \
+  ACTGRAD_NATIVE_ENTRIES(OP, DType::kBF16, "bf16int", APPROX, MODE, CLAIM, BF16Int<OP, MODE, BODY>)
+#include "variants/native/native_families.inc"
+};
+
+}  // namespace
+
+extern const KernelTable kBF16IntTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
+                                          ACTGRAD_NATIVE_COMPILED_FEATURES, "avx512"};
+
+}  // namespace actgrad::native

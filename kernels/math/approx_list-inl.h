@@ -40,8 +40,8 @@
 #undef ACTGRAD_GELU_PW_ERF
 #undef ACTGRAD_GELU_PW_TANH
 #if ACTGRAD_GELU_PW_ON_TARGET
-#define ACTGRAD_GELU_PW_ERF(X) X(GeluGradErfPw6) X(GeluGradErfPw5)
-#define ACTGRAD_GELU_PW_TANH(X) X(GeluGradTanhPw6) X(GeluGradTanhPw5)
+#define ACTGRAD_GELU_PW_ERF(X) X(GeluGradErfPw6) X(GeluGradErfPw4h) X(GeluGradErfPw5)
+#define ACTGRAD_GELU_PW_TANH(X) X(GeluGradTanhPw6) X(GeluGradTanhPw4h) X(GeluGradTanhPw5)
 #else
 #define ACTGRAD_GELU_PW_ERF(X)
 #define ACTGRAD_GELU_PW_TANH(X)

@@ -8,6 +8,8 @@
 //   GeluGradErfPw5   "erf_pw5"   erf mode,  degree 5 (6.8e-5; fp32 passes, fp16/bf16 comfortably)
 //   GeluGradTanhPw6  "tanh_pw6"  tanh mode, degree 6 (2.4e-6)
 //   GeluGradTanhPw5  "tanh_pw5"  tanh mode, degree 5 (7.1e-5)
+//   GeluGradErfPw4h  "erf_pw4h"  erf mode,  degree 4 on 32 half-unit segments (2.2e-5)
+//   GeluGradTanhPw4h "tanh_pw4h" tanh mode, degree 4 on 32 half-unit segments (2.2e-5)
 // Fits: kernels/math/fit/fit_gelu_pw.py (weighted minimax, the spec metric's
 // 1/max(|f|, 1/16) weight; errors re-measured with float32 Horner). Segments
 // 0 and 15 are exactly 0 and 1, so f(-Inf) = 0, f(+Inf) = 1, f(+-FLT_MAX) =
@@ -64,6 +66,33 @@ HWY_INLINE hn::Vec<D> GeluPiecewise(D d, hn::Vec<D> x, const float (&tab)[kDeg +
   }
 }
 
+// 32 half-unit segments (the tables of the native 16-bit kernels, fit by
+// math/fit/fit_gelu_pw.py --segments 32): t = 2x + 16 clamped to [0, 32),
+// segment k = trunc(t) (t >= 0: no floor), f = P_k(t - k). A coefficient
+// table is two registers and a lookup one vpermt2ps (Highway 1.0 has no
+// two-table lookup: raw AVX-512). NaN x: max(0, NaN) and min(c, NaN) return
+// the NaN, which flows through the Horner chain. Segments 0 and 31 are
+// exactly 0 and 1.
+template <int kDeg, class D>
+HWY_INLINE hn::Vec<D> GeluPiecewiseHalf(D d, hn::Vec<D> x, const float (&tab)[kDeg + 1][32]) {
+  if constexpr (hn::MaxLanes(D()) != 16) {
+    const hn::Simd<float, 16, 0> df;
+    HWY_ALIGN float buf[16] = {};
+    hn::StoreU(x, d, buf);
+    hn::Store(GeluPiecewiseHalf<kDeg>(df, hn::Load(df, buf), tab), df, buf);
+    return hn::LoadU(d, buf);
+  } else {
+    const __m512 t = _mm512_fmadd_ps(x.raw, _mm512_set1_ps(2.0f), _mm512_set1_ps(16.0f));
+    const __m512 tc = _mm512_min_ps(_mm512_set1_ps(0x1.fffffep+4f), _mm512_max_ps(_mm512_setzero_ps(), t));
+    const __m512i idx = _mm512_cvttps_epi32(tc);
+    const __m512 u = _mm512_sub_ps(tc, _mm512_cvtepi32_ps(idx));
+    __m512 acc = _mm512_permutex2var_ps(_mm512_load_ps(tab[kDeg]), idx, _mm512_load_ps(tab[kDeg] + 16));
+    for (int j = kDeg - 1; j >= 0; --j)
+      acc = _mm512_fmadd_ps(acc, u, _mm512_permutex2var_ps(_mm512_load_ps(tab[j]), idx, _mm512_load_ps(tab[j] + 16)));
+    return hn::Vec<D>{acc};
+  }
+}
+
 }  // namespace math
 
 // One policy per (table, degree); the structs below add the name and claim.
@@ -95,6 +124,24 @@ struct GeluGradTanhPw5 : GeluGradPiecewise<5, math_tables::kTanhPw5> {
   static constexpr const char* kName = "tanh_pw5";
   static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 8.0e-5;
+};
+template <int kDeg, const float (&kTable)[kDeg + 1][32]>
+struct GeluGradPiecewiseHalf {
+  static constexpr bool kAvailable = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
+    return math::GeluPiecewiseHalf<kDeg>(d, x, kTable);
+  }
+};
+struct GeluGradErfPw4h : GeluGradPiecewiseHalf<4, math_tables::kErfPw4h> {
+  static constexpr const char* kName = "erf_pw4h";
+  static constexpr GeluApprox kMode = GeluApprox::kNone;
+  static constexpr double kClaimedMaxErr = 2.3e-5;
+};
+struct GeluGradTanhPw4h : GeluGradPiecewiseHalf<4, math_tables::kTanhPw4h> {
+  static constexpr const char* kName = "tanh_pw4h";
+  static constexpr GeluApprox kMode = GeluApprox::kTanh;
+  static constexpr double kClaimedMaxErr = 2.3e-5;
 };
 #endif  // ACTGRAD_GELU_PW_ON_TARGET
 

@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "math/extreme_g.h"
-#include "math/gelu_pw_tables.h"
 #include "reference/reference.h"
 #include "variants/native/native_driver.h"
 
@@ -235,46 +234,6 @@ struct GeluF32 {
     return r;
   }
 };
-
-// GELU backward as a piecewise polynomial on 32 half-unit segments (the
-// 16-bit kernels' "erf_pw4h"/"tanh_pw4h", tables in
-// math/gelu_pw_tables.h, fit by math/fit/fit_gelu_pw.py --segments 32):
-// t = 2x + 16 clamped to [0, 32), segment k = floor(t), f = P_k(t - k). A
-// coefficient table is two registers, a lookup one vpermt2ps; no exp, no
-// division. NaN x: max(0, NaN) and min(c, NaN) return the NaN, which flows
-// through the Horner chain (the index of a NaN is harmless). Errors (spec
-// metric, g = 1, fp32): degree 3 7.1e-4 (bf16 only, erf form only: with the
-// bf16 rounding it stays under the rule's 0.004 threshold for every x; the
-// tanh form reaches 0.0041), degree 4 2.2e-5.
-template <GeluApprox kMode, int kDeg, const float (&kTab)[kDeg + 1][32]>
-struct GeluPwHF32 {
-  __m512 lo[kDeg + 1], hi[kDeg + 1];
-  __m512 big_g;
-  GeluPwHF32(const OpParams&, DType out)
-      : big_g(_mm512_set1_ps(extreme::NearOverflowLo(out) / extreme::kGeluMaxFactor)) {
-    for (int j = 0; j <= kDeg; ++j) {
-      lo[j] = _mm512_load_ps(kTab[j]);
-      hi[j] = _mm512_load_ps(kTab[j] + 16);
-    }
-  }
-  ACTGRAD_NATIVE_INLINE __m512 operator()(__m512 g, __m512 x) const {
-    const __m512 t = _mm512_fmadd_ps(x, SetF(2.0), SetF(16.0));
-    const __m512 tc = _mm512_min_ps(SetF(31.999998), _mm512_max_ps(_mm512_setzero_ps(), t));
-    const __m512 k = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    const __m512 u = _mm512_sub_ps(tc, k);
-    const __m512i idx = _mm512_cvttps_epi32(k);
-    __m512 acc = _mm512_permutex2var_ps(lo[kDeg], idx, hi[kDeg]);
-#pragma GCC unroll 8
-    for (int j = kDeg - 1; j >= 0; --j) acc = _mm512_fmadd_ps(acc, u, _mm512_permutex2var_ps(lo[j], idx, hi[j]));
-    const __m512 r = _mm512_mul_ps(g, acc);
-    const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(g), big_g, _CMP_GE_OQ);  // Inf too
-    if (__builtin_expect(!_ktestz_mask16_u8(big, big), 0)) return GeluBigG<kMode>(g, x, r, big);
-    return r;
-  }
-};
-
-using GeluErfPw4h = GeluPwHF32<GeluApprox::kNone, 4, math_tables::kErfPw4h>;
-using GeluTanhPw4h = GeluPwHF32<GeluApprox::kTanh, 4, math_tables::kTanhPw4h>;
 
 }  // namespace
 }  // namespace actgrad::native

@@ -199,7 +199,13 @@ struct LogitGradOp {
       case kLogitDivZero: return hn::IfThenElse(finite, hn::Div(dy, zero), nan);
       default: break;
     }
+    // x*(1 - x): with a fused multiply-add x - x*x, rounded once; without
+    // one (SSE4), that form would cancel near x = 1, so two roundings.
+#if HWY_NATIVE_FMA
+    const auto den = hn::NegMulAdd(x, x, x);
+#else
     const auto den = hn::Mul(x, hn::Sub(one, x));
+#endif
     if constexpr (RangeOnX<DivPolicy>) {
       // Every x inside the policy's range: den is normal, no lane is NaN
       // (kLogitNeg's bounds are 0 and 1). The same den and quotient as the

@@ -261,6 +261,8 @@ TEST(math, gelu_erf_pw6) { CheckGeluWhereListed(Kind::kGeluErf, "erf_pw6"); }
 TEST(math, gelu_erf_pw5) { CheckGeluWhereListed(Kind::kGeluErf, "erf_pw5"); }
 TEST(math, gelu_tanh_pw6) { CheckGeluWhereListed(Kind::kGeluTanh, "tanh_pw6"); }
 TEST(math, gelu_tanh_pw5) { CheckGeluWhereListed(Kind::kGeluTanh, "tanh_pw5"); }
+TEST(math, gelu_erf_pw4h) { CheckGeluWhereListed(Kind::kGeluErf, "erf_pw4h"); }
+TEST(math, gelu_tanh_pw4h) { CheckGeluWhereListed(Kind::kGeluTanh, "tanh_pw4h"); }
 TEST(math, div_exact) { CheckDiv("div"); }
 TEST(math, div_rcp_nr) { CheckDiv("rcp_nr"); }
 TEST(math, div_rcp_x) { CheckDiv("rcp_x"); }  // rcp_nr's division; its x range is the op's (kernels)
@@ -296,7 +298,7 @@ TEST(math, approx_lists) {
   const std::set<std::string> tested = {"0 erf_r6", "0 erf_r3",   "0 erf_r2", "0 erf_as",
                                         "0 erf_sleef", "1 tanh_exp", "1 tanh_hwy", "2 div",
                                         "2 rcp_nr",   "2 rcp_x",    "0 erf_pw6",  "0 erf_pw5",  "1 tanh_pw6",
-                                        "1 tanh_pw5"};
+                                        "1 tanh_pw5", "0 erf_pw4h", "1 tanh_pw4h"};
   ForEachTarget([&](int64_t target) {
     std::set<std::string> seen;
     for (const auto& p : ListPolicies()) {

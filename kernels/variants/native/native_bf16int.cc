@@ -3,8 +3,10 @@
 //   in:  the even lanes are the low halves of the 32-bit lanes, the odd ones
 //        the high halves: one shift or one AND each makes them fp32;
 //   out: 0x7FFF added to the fp32 bits rounds to nearest with ties toward
-//        zero (a tie is half an ulp off either way, as with ties to even),
-//        and one vpermt2w takes each lane's high half.
+//        zero (a tie is half an ulp off either way, as with ties to even);
+//        the even results' high halves shift down and a word blend takes
+//        the odd ones' in place (a vpermt2w would do both, on the port the
+//        compares need).
 // Integer rounding keeps bf16's subnormals (vcvtne2ps2bf16 flushes them, which
 // costs bf16cvt a test per vector), and rounds fp32 values past bf16's
 // largest finite to Inf. The one test per vector is on the output: a lane at
@@ -53,17 +55,13 @@ struct BF16Int {
   __m512i bias = _mm512_set1_epi32(0x7FFF);
   __m512i magnitude = _mm512_set1_epi16(0x7FFF);
   __m512i largest = _mm512_set1_epi16(0x7F7F);  // bf16's largest finite magnitude
-  // Output lane 2i: word 2i+1 (the high half of lane i) of the even results;
-  // lane 2i+1: the same word of the odd results (32 + 2i+1).
-  __m512i high_halves = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17,
-                                         47, 15, 45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
   explicit BF16Int(const OpParams& p) : op(p, DType::kBF16), params(p) { params.gelu_approx = kMode; }
   ACTGRAD_NATIVE_INLINE __m512i operator()(__m512i g, __m512i x) const {
     const __m512 r_even = op(_mm512_castsi512_ps(_mm512_slli_epi32(g, 16)), _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)));
     const __m512 r_odd = op(_mm512_castsi512_ps(_mm512_and_si512(g, hi_mask)), _mm512_castsi512_ps(_mm512_and_si512(x, hi_mask)));
     const __m512i even = _mm512_add_epi32(_mm512_castps_si512(r_even), bias);
     const __m512i odd = _mm512_add_epi32(_mm512_castps_si512(r_odd), bias);
-    const __m512i out = _mm512_permutex2var_epi16(even, high_halves, odd);
+    const __m512i out = _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_srli_epi32(even, 16), odd);
     const __mmask32 edge = _mm512_cmpge_epu16_mask(_mm512_and_si512(out, magnitude), largest);
     if (__builtin_expect(edge != 0, 0)) return RedoBF16(kOp, params, g, x, out, edge);
     return out;

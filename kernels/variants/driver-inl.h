@@ -249,7 +249,16 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
       static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
     }
     const size_t step = kUnroll * N;
+    // Past the L2, contiguous inputs are prefetched ahead (variant.h).
+    const size_t ahead_el = kStreamPrefetchAhead / sizeof(T);
+    const bool prefetch = kXS == 1 && n * sizeof(T) >= kStreamPrefetchFrom;
     for (; i + step <= stream_end; i += step) {
+      if (prefetch && i + step + ahead_el <= n) {
+        for (size_t b = 0; b < step * sizeof(T); b += kCacheLineBytes) {
+          PrefetchLine(reinterpret_cast<const char*>(g + i + ahead_el) + b);
+          PrefetchLine(reinterpret_cast<const char*>(x + i + ahead_el) + b);
+        }
+      }
 #if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
       if constexpr (kNT && sizeof(T) == 2) {
         const hn::Repartition<uint16_t, decltype(df)> du16;

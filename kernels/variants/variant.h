@@ -76,6 +76,13 @@ inline constexpr int64_t kOneRunAtBase[1] = {0};
 // apart, so the hardware prefetchers lose them; from DRAM each run would
 // otherwise wait for its misses (SELU f32 on the strided view at 16M: 3.3x
 // the contiguous time without). `bytes`: one run's bytes of an input.
+// Contiguous runs of at least kStreamPrefetchFrom bytes per input (past the
+// L2) prefetch both inputs kStreamPrefetchAhead bytes ahead of the loop: a
+// kernel with tens of operations per line otherwise leaves too few misses in
+// flight to stream from DRAM on one core (GELU fp16 at 16M: 6.3 ms without,
+// 4.2 ms with, against 4.9 ms of the stream; SELU bf16: 4.9 and 3.9 ms).
+inline constexpr size_t kStreamPrefetchFrom = size_t(2) << 20, kStreamPrefetchAhead = 4096;
+
 // One cache line into L1. Inline asm, not __builtin_prefetch: GCC 12 deletes
 // a loop whose body is only __builtin_prefetch (it has no side effect).
 inline void PrefetchLine(const void* p) {

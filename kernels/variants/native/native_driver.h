@@ -54,6 +54,29 @@ ACTGRAD_NATIVE_INLINE void Step(const OpT& op, const uint16_t* g, const uint16_t
   }
 }
 
+// Whole steps from element i while one fits; returns where they stopped. A
+// contiguous x (xs = 1) in a run of kStreamPrefetchFrom bytes or more
+// (variant.h) has both inputs prefetched kStreamPrefetchAhead bytes ahead, a
+// line per vector.
+template <class OpT, int U>
+ACTGRAD_NATIVE_INLINE size_t Steps(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t xs,
+                                   size_t n, size_t i, bool nt) {
+  constexpr size_t kStep = kLanes * U;
+  constexpr size_t kAhead = kStreamPrefetchAhead / sizeof(uint16_t);
+  if (xs == 1 && n * sizeof(uint16_t) >= kStreamPrefetchFrom) {
+    for (; i + kStep + kAhead <= n; i += kStep) {
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        PrefetchLine(g + i + kAhead + u * kLanes);
+        PrefetchLine(x + i + kAhead + u * kLanes);
+      }
+      Step<OpT, U>(op, g + i, x + i, out + i, 1, nt);
+    }
+  }
+  for (; i + kStep <= n; i += kStep) Step<OpT, U>(op, g + i, x + i * xs, out + i, xs, nt);
+  return i;
+}
+
 // m < 32 elements; a splat input's masked load reads its vector of copies.
 template <class OpT>
 ACTGRAD_NATIVE_INLINE void Partial(const OpT& op, const uint16_t* g, const uint16_t* x, uint16_t* out, size_t m) {
@@ -123,11 +146,11 @@ void Kernel(const KernelArgs& a) {
         const size_t head = ((64u - (addr & 63u)) & 63u) / 2u;  // elements, < 32
         if (head != 0) Partial(op, g, x, out, head);
         i = head;
-        for (; i + kStep <= n; i += kStep) Step<OpT, U>(op, g + i, x + i * xs, out + i, xs, true);
+        i = Steps<OpT, U>(op, g, x, out, xs, n, i, true);
         streamed = true;
       }
     }
-    for (; i + kStep <= n; i += kStep) Step<OpT, U>(op, g + i, x + i * xs, out + i, xs, false);
+    i = Steps<OpT, U>(op, g, x, out, xs, n, i, false);
     if constexpr (U > 1) {
       for (; i + kLanes <= n; i += kLanes) Step<OpT, 1>(op, g + i, x + i * xs, out + i, xs, false);
     }

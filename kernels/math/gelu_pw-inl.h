@@ -43,15 +43,20 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if ACTGRAD_GELU_PW_ON_TARGET
 namespace math {
 
+// Partial vectors (tails, tests): f of one full 16-lane vector.
+template <class D, class F>
+HWY_INLINE hn::Vec<D> ThroughFullVector(D d, hn::Vec<D> x, F f) {
+  const hn::Simd<float, 16, 0> df;
+  HWY_ALIGN float buf[16] = {};
+  hn::StoreU(x, d, buf);
+  hn::Store(f(df, hn::Load(df, buf)), df, buf);
+  return hn::LoadU(d, buf);
+}
+
 template <int kDeg, class D>
 HWY_INLINE hn::Vec<D> GeluPiecewise(D d, hn::Vec<D> x, const float (&tab)[kDeg + 1][16]) {
   if constexpr (hn::MaxLanes(D()) != 16) {
-    // Partial vectors (tails, tests): through one full vector.
-    const hn::Simd<float, 16, 0> df;
-    HWY_ALIGN float buf[16] = {};
-    hn::StoreU(x, d, buf);
-    hn::Store(GeluPiecewise<kDeg>(df, hn::Load(df, buf), tab), df, buf);
-    return hn::LoadU(d, buf);
+    return ThroughFullVector(d, x, [&](auto df, auto v) { return GeluPiecewise<kDeg>(df, v, tab); });
   } else {
     const hn::RebindToSigned<D> di;
     // Max(NaN, -8) is -8 on x86: NaN lanes look up a valid segment and get
@@ -76,11 +81,7 @@ HWY_INLINE hn::Vec<D> GeluPiecewise(D d, hn::Vec<D> x, const float (&tab)[kDeg +
 template <int kDeg, class D>
 HWY_INLINE hn::Vec<D> GeluPiecewiseHalf(D d, hn::Vec<D> x, const float (&tab)[kDeg + 1][32]) {
   if constexpr (hn::MaxLanes(D()) != 16) {
-    const hn::Simd<float, 16, 0> df;
-    HWY_ALIGN float buf[16] = {};
-    hn::StoreU(x, d, buf);
-    hn::Store(GeluPiecewiseHalf<kDeg>(df, hn::Load(df, buf), tab), df, buf);
-    return hn::LoadU(d, buf);
+    return ThroughFullVector(d, x, [&](auto df, auto v) { return GeluPiecewiseHalf<kDeg>(df, v, tab); });
   } else {
     const __m512 t = _mm512_fmadd_ps(x.raw, _mm512_set1_ps(2.0f), _mm512_set1_ps(16.0f));
     const __m512 tc = _mm512_min_ps(_mm512_set1_ps(0x1.fffffep+4f), _mm512_max_ps(_mm512_setzero_ps(), t));

@@ -192,6 +192,18 @@ HWY_NOINLINE void Tail(DF df, const OpConsts<DF>& c, const T* g, const T* x, T* 
   if (i < m) PartialVector<Op>(df, c, g + i, x + i * xs, out + i, m - i);
 }
 
+// Past the L2 (variant.h kStreamPrefetchFrom): the lines of g and x that the
+// step at element i will read kStreamPrefetchAhead bytes later.
+template <typename T>
+HWY_INLINE void PrefetchStep(const T* g, const T* x, size_t i, size_t step, size_t n) {
+  const size_t ahead = kStreamPrefetchAhead / sizeof(T);
+  if (i + step + ahead > n) return;
+  for (size_t b = 0; b < step * sizeof(T); b += kCacheLineBytes) {
+    PrefetchLine(reinterpret_cast<const char*>(g + i + ahead) + b);
+    PrefetchLine(reinterpret_cast<const char*>(x + i + ahead) + b);
+  }
+}
+
 // Every run of the call (variant.h RunAt; a contiguous call is one run), x
 // with the element stride kXS (1, or 0 for a splat). The stride known at
 // compile time and Runs' fields read once per call: read per run (the
@@ -249,16 +261,9 @@ HWY_NOINLINE void RunLoop(const KernelArgs& a, DType out_dtype) {
       static_assert(sizeof(T) == 4 || kUnroll % 2 == 0, "16-bit streaming needs an even unroll");
     }
     const size_t step = kUnroll * N;
-    // Past the L2, contiguous inputs are prefetched ahead (variant.h).
-    const size_t ahead_el = kStreamPrefetchAhead / sizeof(T);
     const bool prefetch = kXS == 1 && n * sizeof(T) >= kStreamPrefetchFrom;
     for (; i + step <= stream_end; i += step) {
-      if (prefetch && i + step + ahead_el <= n) {
-        for (size_t b = 0; b < step * sizeof(T); b += kCacheLineBytes) {
-          PrefetchLine(reinterpret_cast<const char*>(g + i + ahead_el) + b);
-          PrefetchLine(reinterpret_cast<const char*>(x + i + ahead_el) + b);
-        }
-      }
+      if (prefetch) PrefetchStep(g, x, i, step, n);
 #if HWY_TARGET != HWY_SCALAR  // the scalar target has no Combine (and no streaming variants)
       if constexpr (kNT && sizeof(T) == 2) {
         const hn::Repartition<uint16_t, decltype(df)> du16;

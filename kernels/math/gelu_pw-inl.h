@@ -96,50 +96,44 @@ HWY_INLINE hn::Vec<D> GeluPiecewiseHalf(D d, hn::Vec<D> x, const float (&tab)[kD
 
 }  // namespace math
 
-// One policy per (table, degree); the structs below add the name and claim.
-template <int kDeg, const float (&kTable)[kDeg + 1][16]>
+// One policy per (table, degree, segments: 16 unit or 32 half-unit); the
+// structs below add the name and claim.
+template <int kDeg, int kSegments, const float (&kTable)[kDeg + 1][kSegments]>
 struct GeluGradPiecewise {
   static constexpr bool kAvailable = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewise<kDeg>(d, x, kTable);
+    if constexpr (kSegments == 32) return math::GeluPiecewiseHalf<kDeg>(d, x, kTable);
+    else return math::GeluPiecewise<kDeg>(d, x, kTable);
   }
 };
 
-struct GeluGradErfPw6 : GeluGradPiecewise<6, math_tables::kErfPw6> {
+struct GeluGradErfPw6 : GeluGradPiecewise<6, 16, math_tables::kErfPw6> {
   static constexpr const char* kName = "erf_pw6";
   static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 4.0e-6;
 };
-struct GeluGradErfPw5 : GeluGradPiecewise<5, math_tables::kErfPw5> {
+struct GeluGradErfPw5 : GeluGradPiecewise<5, 16, math_tables::kErfPw5> {
   static constexpr const char* kName = "erf_pw5";
   static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 8.0e-5;
 };
-struct GeluGradTanhPw6 : GeluGradPiecewise<6, math_tables::kTanhPw6> {
+struct GeluGradTanhPw6 : GeluGradPiecewise<6, 16, math_tables::kTanhPw6> {
   static constexpr const char* kName = "tanh_pw6";
   static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 4.0e-6;
 };
-struct GeluGradTanhPw5 : GeluGradPiecewise<5, math_tables::kTanhPw5> {
+struct GeluGradTanhPw5 : GeluGradPiecewise<5, 16, math_tables::kTanhPw5> {
   static constexpr const char* kName = "tanh_pw5";
   static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 8.0e-5;
 };
-template <int kDeg, const float (&kTable)[kDeg + 1][32]>
-struct GeluGradPiecewiseHalf {
-  static constexpr bool kAvailable = true;
-  template <class D>
-  static HWY_INLINE hn::Vec<D> Factor(D d, hn::Vec<D> x) {
-    return math::GeluPiecewiseHalf<kDeg>(d, x, kTable);
-  }
-};
-struct GeluGradErfPw4h : GeluGradPiecewiseHalf<4, math_tables::kErfPw4h> {
+struct GeluGradErfPw4h : GeluGradPiecewise<4, 32, math_tables::kErfPw4h> {
   static constexpr const char* kName = "erf_pw4h";
   static constexpr GeluApprox kMode = GeluApprox::kNone;
   static constexpr double kClaimedMaxErr = 2.3e-5;
 };
-struct GeluGradTanhPw4h : GeluGradPiecewiseHalf<4, math_tables::kTanhPw4h> {
+struct GeluGradTanhPw4h : GeluGradPiecewise<4, 32, math_tables::kTanhPw4h> {
   static constexpr const char* kName = "tanh_pw4h";
   static constexpr GeluApprox kMode = GeluApprox::kTanh;
   static constexpr double kClaimedMaxErr = 2.3e-5;

@@ -3,13 +3,7 @@
 // AVX512_BF16 vcvtne2ps2bf16 (NaN stays a quiet NaN). Compile with
 // -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mfma (the full
 // native flag set is fine too; see native_variants.h).
-// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
-// uninitialized" / "uninitialized" once many intrinsics are inlined into one
-// function (a false positive).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "variants/native/native_driver.h"

@@ -14,13 +14,7 @@
 // fp32 result's own rounding can decide; an infinite g; NaN) is recomputed
 // from the double reference. That lets the op bodies drop their overflow
 // band (SeluF32Bare, HardswishF32Bare in native_f32_ops.h).
-// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
-// uninitialized" / "uninitialized" once many intrinsics are inlined into one
-// function (a false positive).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "reference/reference.h"

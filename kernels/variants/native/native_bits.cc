@@ -6,10 +6,7 @@
 // reference's NaN x -> g). Per 32 elements: an AND, a compare, a masked
 // move: the loop runs at memory speed. Needs AVX-512 F/BW (see
 // native_variants.h).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "variants/native/native_driver.h"

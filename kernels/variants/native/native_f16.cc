@@ -4,13 +4,7 @@
 // operation is the only rounding of the result's size (the others are exact
 // or much smaller): fp16 has 11 bits and the spec's fp16 rule allows about
 // two roundings' worth of error.
-// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
-// uninitialized" / "uninitialized" once many intrinsics are inlined into one
-// function (a false positive).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "math/extreme_g.h"

@@ -2,13 +2,7 @@
 // fp32 (native_f32_ops.h), rounded back with vcvtps2ph (nearest even).
 // Needs only AVX512F (+FMA); compile with the native flag set or a subset
 // (see native_variants.h).
-// GCC 12 reports its own _mm512_undefined_*() (self-initialized) as "maybe
-// uninitialized" / "uninitialized" once many intrinsics are inlined into one
-// function (a false positive).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "variants/native/native_driver.h"

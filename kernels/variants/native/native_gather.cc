@@ -6,10 +6,7 @@
 // double (ReferenceLanes). A call without a table (LogitGrad's cache full)
 // runs the op's fp32 kernel (native_f32_ops.h).
 // Needs AVX-512 F/BW/VL/DQ only (see native_variants.h).
-#if !defined(__clang__)  // a GCC-only warning (clang, in the sanitizer builds, has none)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "variants/native/native_warnings.h"  // first: the pragmas hold for the whole file
 #include <immintrin.h>
 
 #include "variants/factor_tables.h"

@@ -1,4 +1,5 @@
 // GELU backward: one family per approximation of dGELU/dx (kernels/math).
+#include "variants/native/native_warnings.h"  // first: before <immintrin.h>
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "variants/variants_gelu.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

@@ -236,8 +236,8 @@ def cmd_tune_gain(a):
 
 def _add_tune_gain(sub):
     s = sub.add_parser("tune-gain", help="what a machine's own table gained over its fallback (scripts/tune)",
-                       description="The rows of actgrad-tune --verify TABLE --against fallback --verify-json FILE "
-                       "as a markdown table (op, dtype, layout x size: fallback time / new time and the verdict) "
+                       description="The rows of actgrad-tune --verify TABLE --against fallback|BASE --verify-json "
+                       "FILE as a markdown table (op, dtype, layout x size: baseline time / new time and the verdict) "
                        "and, with --plot, a heat map. Exit 0, or 2 on bad input.")
     s.add_argument("gain", metavar="GAIN.json", help="an actgrad-tune --verify-json file")
     s.add_argument("--md", metavar="FILE", help="write the markdown table here instead of printing it")

@@ -1,10 +1,13 @@
 """``report tune-gain GAIN.json``: what a machine's own table gained over the table it fell back to.
 
 GAIN.json is what ``actgrad-tune --verify TABLE --against fallback --verify-json GAIN.json``
-writes (``./scripts/tune`` runs it): per cell, the fallback table's choice and
-the new table's, measured with interleaved samples in one run, their medians,
-the speed-up (fallback time / new time) and the tuner's verdict at its
-significance level (faster, slower, n.s. or same choice).
+writes (``./scripts/tune`` runs it): per cell, the baseline's choice (the
+fallback table's, or with ``--against FILE`` that table's) and the new
+table's, measured with interleaved samples in one run, their medians, the
+speed-up (baseline time / new time) and the tuner's verdict at its
+significance level (faster, slower, n.s. or same choice). A table of an
+accuracy class other than the rule (its ``accuracy_class``) is said so: its
+ratios under 1 are the price of exactness.
 
 Prints (or ``--md FILE`` writes) a markdown table, one row per op, dtype
 (GELU formula) and layout (``--merge-layouts``: per op and dtype, the
@@ -81,7 +84,7 @@ def markdown(doc, layouts=True):
     measured = [r for r in doc["rows"] if "note" not in r]
     count = {v: sum(1 for r in measured if r.get("verdict") == v) for v in MARKS}
     lines = [
-        f"Gain of this machine's table over {doc.get('baseline', 'the fallback')}: fallback time / new time "
+        f"Gain of this machine's table over {doc.get('baseline', 'the fallback')}: baseline time / new time "
         f"(> 1: the new table is faster), medians of interleaved samples in one run. "
         f"Machine {doc.get('machine_id', '?')} ({doc.get('cpu_model', '?')}), {doc.get('date', '?')}, "
         f"table {doc.get('table', '?')}; verdicts at p < {doc.get('alpha', 0.05)} (one-sided U tests).",
@@ -90,6 +93,9 @@ def markdown(doc, layouts=True):
         " | geomean |",
         "|---|" + "---:|" * (len(octaves) + 1),
     ]
+    if doc.get("accuracy_class", "rule") != "rule":
+        lines[0] += (f" The new table is of accuracy class {doc['accuracy_class']}: where the baseline's choice is "
+                     f"outside that class, a ratio under 1 is the price of exactness.")
     if not layouts:
         lines[0] += " Layouts merged: the geometric mean of a cell's layouts, and how many were significantly slower."
     for g in groups:
@@ -124,7 +130,7 @@ def plot(doc, path):
             if v == v:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6)
     ax.set_title(f"{doc.get('machine_id', '?')}: own table vs {doc.get('baseline', 'fallback')}", fontsize=8)
-    bar = fig.colorbar(im, ax=ax, label="fallback time / new time")
+    bar = fig.colorbar(im, ax=ax, label="baseline time / new time")
     ticks = [t for t in (0.25, 0.5, 0.8, 1, 1.25, 2, 4) if math.exp(-spread) <= t <= math.exp(spread)]
     bar.set_ticks(ticks, labels=[f"{t:g}x" for t in ticks])
     bar.minorticks_off()

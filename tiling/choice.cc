@@ -74,9 +74,9 @@ KernelChoice Resolve(const Choice& c, bool from_table) {
   return k;
 }
 
-Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n) {
+Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls) {
   Choice c;
-  if (const Variant* v = DefaultVariant(op, dtype, mode)) c.variant = v->name;
+  if (const Variant* v = DefaultVariant(op, dtype, mode, cls)) c.variant = v->name;
   c.split.threads = kDefaultThreadRule.Threads(n, MaxThreads());
   return c;
 }

@@ -57,12 +57,13 @@ struct KernelChoice {
 KernelChoice Resolve(const Choice& c, bool from_table = false);
 
 // The untuned default (tiling/tables/default.json has no entries; every cell
-// of it is this): DefaultVariant with kDefaultThreadRule's threads, default
-// chunk and stage tile. variant is "" when no variant computes (op, dtype, mode).
+// of it is this): DefaultVariant (of the table's accuracy class) with
+// kDefaultThreadRule's threads, default chunk and stage tile. variant is ""
+// when no variant computes (op, dtype, mode).
 // The default grain is PyTorch's at::internal::GRAIN_SIZE (32K elements):
 // one thread below 64K elements, then a thread per 32K up to every core, so
 // that a 64-core machine does not wake 64 threads for a 64K-element call.
 inline constexpr ThreadRule kDefaultThreadRule{uint64_t(1) << 15};
-Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n);
+Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls = AccuracyClass::kRule);
 
 }  // namespace actgrad

@@ -155,6 +155,7 @@ Active* Select(const std::string& id_override, const std::string& isa_override, 
 
 // A parsed table's entries (ACTGRAD_TILING_TABLE, the user cache).
 void AddTable(Active* a, const tables::Table& t) {
+  a->info.accuracy_class = t.accuracy_class;
   Skipped skipped;
   for (const auto& e : t.entries)
     Add(a, {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, e.rule, e.Lo(), e.Hi()},
@@ -306,9 +307,12 @@ Active* Get() {
 
 }  // namespace
 
-std::optional<NewMachineFallback> FallbackForNewMachine() {
+namespace {
+// The chain's tables as one table: the first's entries, then those of the
+// series it lacks from the next ones.
+std::optional<NewMachineFallback> ChainAsTable(bool as_new_machine) {
   std::string reason;
-  const auto chain = ChainTables(MachineId(), "", /*as_new_machine=*/true, &reason);
+  const auto chain = ChainTables(MachineId(), "", as_new_machine, &reason);
   if (chain.empty() || chain[0]->count == 0) return std::nullopt;
   NewMachineFallback f;
   f.table.machine_id = chain[0]->machine_id;
@@ -328,6 +332,25 @@ std::optional<NewMachineFallback> FallbackForNewMachine() {
   f.reason = reason;
   return f;
 }
+}  // namespace
+
+std::optional<NewMachineFallback> FallbackForNewMachine() { return ChainAsTable(/*as_new_machine=*/true); }
+
+std::optional<NewMachineFallback> OwnTable() {
+  const ActiveTableInfo& info = ActiveTable();
+  std::optional<NewMachineFallback> f;
+  if (info.reason == "exact machine id") {
+    f = ChainAsTable(/*as_new_machine=*/false);
+  } else if (info.source.rfind("cache:", 0) == 0 || info.source.rfind("env:", 0) == 0) {
+    f.emplace();
+    std::string error;
+    if (!tables::LoadTableFile(info.source.substr(info.source.find(':') + 1), &f->table, &error)) return std::nullopt;
+    f->from_first.assign(f->table.entries.size(), true);
+    f->reason = info.reason;
+  }
+  if (f) f->facts = ThisMachineFacts();
+  return f;
+}
 
 std::string UserTableCacheDir() {
   if (const char* d = std::getenv("ACTGRAD_TABLE_CACHE"); d && *d) return d;
@@ -342,7 +365,10 @@ std::string ActiveTableName() {
   const ActiveTableInfo& info = Get()->info;
   std::string gaps;
   for (const auto& g : info.gap_tables) gaps += (gaps.empty() ? "; series it lacks from " : ", ") + g;
-  return info.machine_id + " (" + info.source + gaps + ")";
+  const std::string cls = info.accuracy_class == AccuracyClass::kRule
+                              ? ""
+                              : "; accuracy class " + std::string(AccuracyClassName(info.accuracy_class));
+  return info.machine_id + " (" + info.source + gaps + cls + ")";
 }
 
 void ReloadTilingTable(const std::string& id, const std::string& isa, bool as_new_machine) {
@@ -413,21 +439,21 @@ const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint6
 // The untuned default's variant for (op, dtype, mode), looked up once
 // (DefaultVariant scans every variant): Resolve(DefaultChoice(...)) but for
 // the threads, which depend on n and the thread cap.
-KernelChoice DefaultKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, int cap) {
-  static std::atomic<const Variant*> memo[kNumOps][kNumDTypes][2];
-  static std::atomic<bool> known[kNumOps][kNumDTypes][2];
-  const int o = int(op), d = int(dtype), m = int(mode);
+KernelChoice DefaultKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, int cap, AccuracyClass cls) {
+  static std::atomic<const Variant*> memo[2][kNumOps][kNumDTypes][2];
+  static std::atomic<bool> known[2][kNumOps][kNumDTypes][2];
+  const int c = cls == AccuracyClass::kNearExact, o = int(op), d = int(dtype), m = int(mode);
   KernelChoice k;
   if (o >= 0 && o < kNumOps && d >= 0 && d < kNumDTypes && m >= 0 && m < 2) {
-    if (!known[o][d][m].load(std::memory_order_acquire)) {
-      memo[o][d][m].store(Resolve(DefaultChoice(op, dtype, mode, 1)).variant, std::memory_order_relaxed);
-      known[o][d][m].store(true, std::memory_order_release);
+    if (!known[c][o][d][m].load(std::memory_order_acquire)) {
+      memo[c][o][d][m].store(Resolve(DefaultChoice(op, dtype, mode, 1, cls)).variant, std::memory_order_relaxed);
+      known[c][o][d][m].store(true, std::memory_order_release);
     }
-    k.variant = memo[o][d][m].load(std::memory_order_relaxed);
+    k.variant = memo[c][o][d][m].load(std::memory_order_relaxed);
     k.split.threads = kDefaultThreadRule.Threads(n, cap);
     return k;
   }
-  return Resolve(DefaultChoice(op, dtype, mode, n));
+  return Resolve(DefaultChoice(op, dtype, mode, n, cls));
 }
 
 // A streaming-store choice where a thread's share of the call (g, x and out)
@@ -511,7 +537,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
     return memo->choice;
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
   const KernelChoice k = !cell || cell->unrunnable
-                             ? DefaultKernel(op, dtype, mode, n, cap)
+                             ? DefaultKernel(op, dtype, mode, n, cap, a->info.accuracy_class)
                              : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
                                       dtype, n, cap, a->foreign);
   if (memo) *memo = Memo{reloads, n, cap, dtype, mode, layout, k};
@@ -529,7 +555,7 @@ KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t 
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout) {
   const Active* a = Get();
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
-  if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n);
+  if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n, a->info.accuracy_class);
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
   return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads(),
                 a->foreign);

@@ -53,6 +53,8 @@ struct ActiveTableInfo {
   // "ACTGRAD_TILING_TABLE", "user cache (this machine's id)"
   std::string reason;
   size_t entries = 0;
+  // The table's accuracy class: cells without an entry take its default.
+  AccuracyClass accuracy_class = AccuracyClass::kRule;
   // A fallback (not this machine's table): the compiled-in tables whose
   // series (op, dtype, GELU formula, layout) filled those the first lacks,
   // in chain order.

@@ -23,5 +23,10 @@ struct NewMachineFallback {
 // id, no ACTGRAD_TILING_TABLE, no user cache); nullopt when that is the
 // portable default (no entries) or nothing.
 std::optional<NewMachineFallback> FallbackForNewMachine();
+// This machine's own table, the one the library uses (ACTGRAD_TILING_TABLE,
+// the user cache, or the compiled-in table of its id), in the same form
+// (facts: this machine's; every entry from_first); nullopt when the library
+// uses the fallback chain or the file no longer reads.
+std::optional<NewMachineFallback> OwnTable();
 
 }  // namespace actgrad

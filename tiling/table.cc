@@ -331,6 +331,10 @@ bool ParseTableJson(const json& j, Table* out, std::string* error, bool check_va
   // The table generator writes machine_id and isa_family into C++ string literals.
   if (HasControlCharacter(t.machine_id)) return Err(error, "machine_id contains a control character");
   if (!f.String("backend", &t.backend, false)) return false;
+  std::string cls = "rule";
+  if (!f.String("accuracy_class", &cls, false)) return false;
+  if (!ParseAccuracyClass(cls, &t.accuracy_class))
+    return Err(error, "accuracy_class is \"" + cls + "\", expected \"rule\" or \"near-exact\"");
   if (const json* p = f.Find("provenance")) {
     if (!p->is_object()) return Err(error, "provenance must be an object");
     std::string isa;
@@ -404,6 +408,8 @@ json ToJson(const Table& t) {
   j["version"] = kSchemaVersion;
   j["machine_id"] = t.machine_id;
   j["backend"] = t.backend;
+  // Absent means the rule (every table before the classes).
+  if (t.accuracy_class != AccuracyClass::kRule) j["accuracy_class"] = std::string(AccuracyClassName(t.accuracy_class));
   j["provenance"] = t.provenance;
   j["entries"] = json::array();
   for (const Entry& e : t.entries) {

@@ -83,6 +83,9 @@ inline SeriesKey SeriesOf(const Entry& e) { return {int(e.op), int(e.dtype), int
 struct Table {
   std::string machine_id;
   std::string backend = "cpu";
+  // What the choices were gated on ("accuracy_class"; absent: the rule): the
+  // dispatch's default for a cell without an entry is the class's.
+  AccuracyClass accuracy_class = AccuracyClass::kRule;
   nlohmann::json provenance = nlohmann::json::object();
   std::vector<Entry> entries;
   int source_version = kSchemaVersion;  // the version of the file it was read from

@@ -36,6 +36,20 @@ static int MantissaBits(DType t) {
   }
 }
 
+double UnitRoundoff(DType t) {
+  switch (t) {
+    case DType::kF32: return 0x1p-24;
+    case DType::kF16: return 0x1p-11;
+    case DType::kBF16: return 0x1p-8;
+    default: return 0.0;
+  }
+}
+
+double ClassBound(AccuracyClass c, DType t) {
+  if (c == AccuracyClass::kRule) return std::numeric_limits<double>::infinity();
+  return IsFloat(t) ? UnitRoundoff(t) + kNearExactF32Error : 0.0;
+}
+
 double RoundTo(DType t, double v) {
   switch (t) {
     case DType::kF32: return double(float(v));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "actgrad/types.h"
+#include "variants/variant.h"
 
 namespace actgrad {
 
@@ -15,6 +16,18 @@ struct AccuracyRule {
 };
 
 AccuracyRule RuleFor(DType t);
+
+// Unit roundoff of the output dtype (2^-24, 2^-11, 2^-8; 0 for integers):
+// the relative error of rounding once to it (half an ulp).
+double UnitRoundoff(DType t);
+
+// The largest error (ElementError, over every input of the accuracy run) a
+// variant of the class may have: for kRule none beyond the rule itself
+// (+Inf); for kNearExact the output's unit roundoff plus 1e-6, the bound of
+// an fp32 result within 1e-6 rounded once to the output. The tuner's accuracy gate applies it to the measured
+// max_err (docs/tuning.md "Accuracy classes").
+inline constexpr double kNearExactF32Error = 1e-6;
+double ClassBound(AccuracyClass c, DType t);
 
 struct AccuracyReport {
   uint64_t count = 0;

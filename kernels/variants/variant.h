@@ -159,10 +159,29 @@ int VariantIndex(std::string_view name);
 // Preference of targets, widest first (0 = best; unknown targets last): the
 // untuned default takes the best supported one, the tuner's prior order too.
 int TargetRank(std::string_view target);
+// How close to the double reference a table's choices must be. kRule: the
+// spec's accuracy rule (every shippable variant). kNearExact (opt-in, a
+// user's own table): also at most the output's half-ulp plus 1e-6 from the
+// reference in every element (the bound: kernels/reference/accuracy_rule.h
+// ClassBound), as PyTorch's and oneDNN's GELU are; it rules out the fitted
+// GELU approximations and fp16 arithmetic.
+enum class AccuracyClass { kRule, kNearExact };
+inline constexpr std::string_view AccuracyClassName(AccuracyClass c) {
+  return c == AccuracyClass::kNearExact ? "near-exact" : "rule";
+}
+// "rule" or "near-exact"; false for anything else.
+inline bool ParseAccuracyClass(std::string_view s, AccuracyClass* out) {
+  if (s == "rule") return *out = AccuracyClass::kRule, true;
+  if (s == "near-exact") return *out = AccuracyClass::kNearExact, true;
+  return false;
+}
+
 // The portable default for (op, dtype, gelu mode): best supported target,
-// register upcast (or bf16cvt), the most accurate approximation, unroll 2,
-// plain stores.
-const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone);
+// register upcast (or bf16cvt), the most accurate approximation of the
+// class (GELU: erf_as and tanh_hwy for the rule, erf_r6 and tanh_exp near
+// exact), unroll 2, plain stores.
+const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone,
+                              AccuracyClass cls = AccuracyClass::kRule);
 
 // Builds what the variant reads besides its operands (a factor table) now,
 // so that its first run does not: the runtime calls it in phase one.

@@ -101,10 +101,14 @@ const Variant* PlainTwin(const Variant& v) {
 // The untuned default: the accurate reference-grade approximation for each
 // op on the widest supported target, register upcast (bf16cvt is one: bf16
 // widened in registers, rounded back by the native AVX512_BF16 conversion),
-// unroll 2, plain stores.
-const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode) {
+// unroll 2, plain stores. GELU's rule-class pair is 2.5e-6 (erf_as) and
+// 2.1e-5 (tanh_hwy) from the reference in f32; the near-exact pair 2.8e-7
+// (erf_r6) and 9.3e-7 (tanh_exp) (docs/accuracy.md).
+const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode, AccuracyClass cls) {
+  const bool tanh = mode == GeluApprox::kTanh;
   const char* approx = "exact";
-  if (op == Op::kGeluBwd) approx = mode == GeluApprox::kTanh ? "tanh_hwy" : "erf_as";
+  if (op == Op::kGeluBwd && cls == AccuracyClass::kNearExact) approx = tanh ? "tanh_exp" : "erf_r6";
+  else if (op == Op::kGeluBwd) approx = tanh ? "tanh_hwy" : "erf_as";
   if (op == Op::kLogitGrad) approx = "div";
   const Variant* best = nullptr;
   for (const Variant& v : Variants()) {

@@ -28,6 +28,18 @@ def test_table_gives_each_cell_its_speedup_and_verdict(tmp_path):
     assert "1 significantly faster, 1 significantly slower, 0 not significant, 1 the same choice" in r.out
 
 
+def test_a_near_exact_table_says_its_ratios_are_the_price_of_exactness(tmp_path):
+    r = run_cli("tune-gain", write_json(tmp_path / "g.json", gain_doc()))
+    assert "price of exactness" not in r.out
+    doc = gain_doc()
+    doc["accuracy_class"] = "near-exact"
+    doc["baseline"] = "the table b.json (genuineintel-6-167, accuracy class rule)"
+    r = run_cli("tune-gain", write_json(tmp_path / "g.json", doc))
+    assert r.code == 0, r
+    assert "accuracy class near-exact" in r.out and "price of exactness" in r.out
+    assert "baseline time / new time" in r.out
+
+
 def test_merged_layouts_give_one_row_per_op_and_dtype(tmp_path):
     doc = gain_doc()
     doc["rows"].append(row("selu_bwd", "f16", "strided", 16, 1.0 / 1.5, "slower"))

@@ -166,6 +166,41 @@ TEST_F(Dispatch, EnvTableIsUsedByChooseKernel) {
   EXPECT_EQ(c.variant, DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh));
 }
 
+// A near-exact table (a user's own, in the user cache): its entries run as
+// any table's, and a cell it has no entry for takes the class's default
+// (GELU erf_r6 / tanh_exp), not the rule's; TableChoice says the same, and
+// the table's name says its class. A rule table afterwards: the rule's.
+TEST_F(Dispatch, NearExactTableCellsWithoutEntriesTakeTheClassDefault) {
+  const Variant* scalar = ScalarGelu();
+  ASSERT_NE(scalar, nullptr);
+  ASSERT_TRUE(fs::create_directories(cache_));
+  json t = TableJson({EntryJson(*scalar, "contig", 16, 1, 0)}, MachineId());
+  t["accuracy_class"] = "near-exact";
+  std::ofstream(cache_ + "/" + MachineId() + ".json") << t.dump(2);
+  ReloadTilingTable();
+  ASSERT_EQ(ActiveTable().reason, "user cache (this machine's id)");
+  EXPECT_EQ(ActiveTable().accuracy_class, AccuracyClass::kNearExact);
+  EXPECT_NE(ActiveTableName().find("accuracy class near-exact"), std::string::npos) << ActiveTableName();
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 100000, tables::Layout::kContig).variant, scalar);
+  for (GeluApprox m : {GeluApprox::kNone, GeluApprox::kTanh})
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const Variant* near = DefaultVariant(Op::kGeluBwd, dt, m, AccuracyClass::kNearExact);
+      ASSERT_NE(near, nullptr);
+      EXPECT_EQ(near->approx, m == GeluApprox::kTanh ? "tanh_exp" : "erf_r6");
+      EXPECT_EQ(ChooseKernel(Op::kGeluBwd, dt, m, 1 << 20, tables::Layout::kStrided).variant, near) << near->name;
+      EXPECT_EQ(TableChoice(Op::kGeluBwd, dt, m, 1 << 20, tables::Layout::kStrided).variant, near->name);
+    }
+  // Ops whose rule default is already near exact keep it.
+  EXPECT_EQ(ChooseKernel(Op::kSeluBwd, DType::kF32, GeluApprox::kNone, 4096, tables::Layout::kContig).variant,
+            DefaultVariant(Op::kSeluBwd, DType::kF32));
+  t.erase("accuracy_class");
+  std::ofstream(cache_ + "/" + MachineId() + ".json", std::ios::trunc) << t.dump(2);
+  ReloadTilingTable();
+  EXPECT_EQ(ActiveTable().accuracy_class, AccuracyClass::kRule);
+  EXPECT_EQ(ChooseKernel(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, 1 << 20, tables::Layout::kStrided).variant,
+            DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone));
+}
+
 // Schema v4: the threads follow the entry's grain for each n (capped by
 // omp_set_num_threads), and a crossover moves the boundary between two
 // octaves' entries.

@@ -59,6 +59,7 @@ Table Sample() {
 void ExpectEqual(const Table& x, const Table& y) {
   EXPECT_EQ(x.machine_id, y.machine_id);
   EXPECT_EQ(x.backend, y.backend);
+  EXPECT_EQ(x.accuracy_class, y.accuracy_class);
   EXPECT_EQ(x.provenance, y.provenance);
   ASSERT_EQ(x.entries.size(), y.entries.size());
   for (size_t i = 0; i < x.entries.size(); ++i) {
@@ -104,6 +105,25 @@ TEST(Table, RoundTripThroughTextAndFile) {
   EXPECT_EQ(first, "{");
   EXPECT_NE(second.find("  \""), std::string::npos);
   fs::remove(path);
+}
+
+// The accuracy class: written only when it is not the rule (tables before
+// the classes read as the rule), read back as written.
+TEST(Table, AccuracyClassRoundTripsAndIsTheRuleWhenAbsent) {
+  Table t = Sample();
+  EXPECT_EQ(t.accuracy_class, AccuracyClass::kRule);
+  EXPECT_FALSE(tables::ToJson(t).contains("accuracy_class"));
+  t.accuracy_class = AccuracyClass::kNearExact;
+  const nlohmann::json j = tables::ToJson(t);
+  EXPECT_EQ(j["accuracy_class"], "near-exact");
+  Table back;
+  std::string err;
+  ASSERT_TRUE(tables::ParseTable(j.dump(2), &back, &err)) << err;
+  ExpectEqual(t, back);
+  nlohmann::json rule = j;
+  rule["accuracy_class"] = "rule";
+  ASSERT_TRUE(tables::ParseTable(rule.dump(), &back, &err)) << err;
+  EXPECT_EQ(back.accuracy_class, AccuracyClass::kRule);
 }
 
 std::string Mutate(const std::function<void(nlohmann::json&)>& f) {
@@ -230,6 +250,8 @@ TEST(Table, BadTablesAreRejectedWithAMessage) {
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["grain"] = -5; }), "grain");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["grain"] = 4096.5; }), "grain");
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "sigmoid"; }), "gelu_approx");
+  ExpectRejected(Mutate([](auto& j) { j["accuracy_class"] = "exact"; }), "accuracy_class is \"exact\"");
+  ExpectRejected(Mutate([](auto& j) { j["accuracy_class"] = 1; }), "accuracy_class");
   // A GELU erf entry naming a tanh variant computes the wrong formula.
   ExpectRejected(Mutate([](auto& j) { j["entries"][0]["gelu_approx"] = "none"; }), "does not compute");
 }

@@ -11,15 +11,6 @@
 
 namespace actgrad::acc {
 
-double UnitRoundoff(DType t) {
-  switch (t) {
-    case DType::kF32: return 0x1p-24;
-    case DType::kF16: return 0x1p-11;
-    case DType::kBF16: return 0x1p-8;
-    default: return 0.0;
-  }
-}
-
 namespace {
 
 // |out - ref| in ULPs of the output dtype at the magnitude the rule measures
@@ -120,7 +111,7 @@ VariantAccuracy CheckVariant(const Variant& v, const AccuracyOptions& opt) {
   r.g1_max_err = g1_rep.max_err;
   if (v.claimed_max_err > 0) {
     // NaN/Inf misplaced on an ordinary input breaks any claim.
-    r.claim_allowance = v.claimed_max_err + UnitRoundoff(v.dtype) * (1.0 + v.claimed_max_err);
+    r.claim_allowance = v.claimed_max_err + actgrad::UnitRoundoff(v.dtype) * (1.0 + v.claimed_max_err);
     r.meets_claim = g1_rep.special_mismatch == 0 && r.g1_max_err <= r.claim_allowance;
     if (g1_rep.special_mismatch) r.g1_worst = g1_rep.first_failure;
   } else {

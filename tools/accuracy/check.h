@@ -34,10 +34,6 @@ struct VariantAccuracy {
   std::string source;         // "" = this run; else the run it was kept from (--keep): "machine, date"
 };
 
-// Unit roundoff of the output dtype (2^-24, 2^-11, 2^-8; 0 for integers):
-// the output rounding a claim about the fp32 approximation does not include.
-double UnitRoundoff(DType t);
-
 // Runs v (single-threaded, through v.fn) on every input case of its op and
 // dtype and checks it. Unsupported variants are not run: run = false,
 // pass = false, first_failure = "not run (CPU lacks <target>)".

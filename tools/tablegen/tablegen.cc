@@ -78,6 +78,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "actgrad-tablegen: %s: backend \"%s\" is not a CPU table\n", argv[i], t.backend.c_str());
       return 1;
     }
+    // The compiled-in tables serve every machine of the fallback chain, so
+    // they keep the rule; a near-exact table is a user's own (the user cache).
+    if (t.accuracy_class != AccuracyClass::kRule) {
+      std::fprintf(stderr,
+                   "actgrad-tablegen: %s: accuracy class \"%s\": the compiled-in tables keep the rule (a near-exact "
+                   "table belongs in the user cache: actgrad-tune --install)\n",
+                   argv[i], std::string(AccuracyClassName(t.accuracy_class)).c_str());
+      return 1;
+    }
     has_default |= t.machine_id == "default";
     const std::string name = "kEntries" + std::to_string(i);
     if (!t.entries.empty()) {

@@ -1,5 +1,6 @@
 #include "tools/tune/accuracy_gate.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -28,8 +29,8 @@ bool AccuracyGate::Load(const std::string& path, std::string* error) {
   acc::AccuracyCache cache;
   if (acc::TryLoadAccuracyCache(path, &cache, &inner)) {
     pass_.clear();
-    for (const auto& r : cache.doc.results) pass_[r.variant] = cache.Shippable(r.variant);
-    for (const auto& r : cache.doc.not_run) pass_.emplace(r.variant, false);
+    for (const auto& r : cache.doc.results) pass_[r.variant] = {cache.Shippable(r.variant), r.max_err};
+    for (const auto& r : cache.doc.not_run) pass_.emplace(r.variant, Verdict{});
     source_ = path;
     return true;
   }
@@ -64,13 +65,14 @@ bool AccuracyGate::Parse(const std::string& text, std::string* error) {
   pass_.clear();
   for (const json& r : *results) {
     if (!r.is_object() || !r.contains("variant") || !r["variant"].is_string()) continue;
-    bool ok = false;
-    if (r.contains("shippable") && r["shippable"].is_boolean()) ok = r["shippable"].get<bool>();
-    else if (r.contains("pass") && r["pass"].is_boolean()) ok = r["pass"].get<bool>();
+    Verdict v;
+    if (r.contains("shippable") && r["shippable"].is_boolean()) v.pass = r["shippable"].get<bool>();
+    else if (r.contains("pass") && r["pass"].is_boolean()) v.pass = r["pass"].get<bool>();
+    if (r.contains("max_err") && r["max_err"].is_number() && r["max_err"].get<double>() >= 0)
+      v.max_err = r["max_err"].get<double>();
     const std::string name = r["variant"].get<std::string>();
-    auto it = pass_.find(name);
-    if (it == pass_.end()) pass_.emplace(name, ok);
-    else it->second = it->second && ok;
+    auto [it, added] = pass_.emplace(name, v);
+    if (!added) it->second = {it->second.pass && v.pass, std::max(it->second.max_err, v.max_err)};
   }
   return true;
 }
@@ -82,17 +84,17 @@ bool AccuracyGate::Allowed(const Variant& v) const {
     if (checker_) {
       auto c = checked_.find(v.name);
       if (c == checked_.end()) c = checked_.emplace(v.name, checker_(v)).first;
-      return c->second;
+      return InClass(c->second, v.dtype);
     }
     absent_.insert(v.name);
     return false;
   }
-  return it->second;
+  return InClass(it->second, v.dtype);
 }
 
 size_t AccuracyGate::passing() const {
   size_t n = 0;
-  for (const auto& [k, ok] : pass_) n += ok;
+  for (const auto& [k, v] : pass_) n += v.pass;
   return n;
 }
 

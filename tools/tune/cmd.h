@@ -34,6 +34,7 @@ struct Flags {
                       layouts = "contig,bcast,strided,transposed";
   std::string gelu_modes, out, log, accuracy, backend = "cpu", soc, verify, shard;
   std::string check_points = "both";
+  std::string accuracy_class = "rule";  // --accuracy-class: rule | near-exact (AccuracyClass)
   bool quick = false, fresh = false, plain = false, dry_run = false, no_gate = false, check_missing = false;
   bool fsync_each = false, check = false, force = false;
   bool install = false;  // also copy the table to the user cache (UserTableCacheDir)

@@ -283,6 +283,23 @@ int ReadMeasuring(const Flags& f, TuneConfig* cfg) {
   return 0;
 }
 
+// --accuracy-class: the class the gate holds the candidates to.
+int ReadAccuracyClass(const Flags& f, AccuracyGate* gate) {
+  AccuracyClass cls = AccuracyClass::kRule;
+  if (!ParseAccuracyClass(f.accuracy_class, &cls)) {
+    std::fprintf(stderr, "actgrad-tune: --accuracy-class must be rule or near-exact (got \"%s\")\n",
+                 f.accuracy_class.c_str());
+    return 2;
+  }
+  if (cls != AccuracyClass::kRule && (f.backend != "cpu" || f.no_gate)) {
+    std::fprintf(stderr, "actgrad-tune: --accuracy-class %s needs the cpu backend and the accuracy gate\n",
+                 f.accuracy_class.c_str());
+    return 2;
+  }
+  gate->SetClass(cls);
+  return 0;
+}
+
 // The CPU backend's candidates: only variants that pass the accuracy check.
 void SetUpGate(const Flags& f, AccuracyGate* gate) {
   if (f.backend != "cpu") return;
@@ -299,7 +316,11 @@ void SetUpGate(const Flags& f, AccuracyGate* gate) {
                  "(threads, chunk and stage tile are still tuned)\n",
                  err.c_str());
 #ifdef ACTGRAD_TUNER_HAVE_ACCURACY_LIB
-  if (f.check_missing) gate->SetChecker([](const Variant& v) { return actgrad::acc::CheckVariant(v).pass; });
+  if (f.check_missing)
+    gate->SetChecker([](const Variant& v) {
+      const acc::VariantAccuracy r = acc::CheckVariant(v);
+      return AccuracyGate::Verdict{r.pass, r.max_err};
+    });
 #else
   if (f.check_missing) std::fprintf(stderr, "actgrad-tune: --check-missing needs the accuracy library; ignored\n");
 #endif
@@ -342,39 +363,72 @@ std::string FindDefault(const std::string& rel) {
   return rel;
 }
 
-// The table a tuning run starts from (quick_plan.h): on a machine without a
-// table of its own, --quick starts from the fallback chain's table, which the
-// library loads for the run's incumbents.
-void SeedFromFallback(TuneConfig* cfg) {
+// The fallback's entries whose choices meet the gate's class (a rule table's
+// GELU choices are mostly outside the near-exact class).
+void KeepEntriesInClass(const AccuracyGate& gate, NewMachineFallback* fallback) {
+  const auto in_class = [&](const Choice& c) {
+    const Variant* v = FindVariant(c.variant);
+    return v && gate.Allowed(*v);
+  };
+  std::vector<tables::Entry> entries;
+  std::vector<bool> from_first;
+  for (size_t i = 0; i < fallback->table.entries.size(); ++i) {
+    tables::Entry& e = fallback->table.entries[i];
+    if (!in_class(e.choice) || (e.one_thread && !in_class(*e.one_thread))) continue;
+    from_first.push_back(fallback->from_first[i]);
+    entries.push_back(std::move(e));
+  }
+  fallback->table.entries = std::move(entries);
+  fallback->from_first = std::move(from_first);
+}
+
+// The table a quick pass starts from (quick_plan.h). On a machine without a
+// table of its own: the fallback chain's table, which the library loads for
+// the run's incumbents. Under an accuracy class other than the rule, also on
+// a machine with its own table: that table (then the cells it leaves out
+// keep its choices within the class, not the class's default). Either way
+// the entries outside the class are dropped, and a cell whose choice is
+// outside it starts from the class's default.
+void SeedQuickPass(TuneConfig* cfg, const AccuracyGate& gate, Backend* backend) {
   const std::string& why = ActiveTable().reason;
-  if (why == "exact machine id" || why == "user cache (this machine's id)" || why == "ACTGRAD_TILING_TABLE") return;
-  std::optional<NewMachineFallback> fallback = FallbackForNewMachine();
-  if (!fallback) return;  // the portable default: the run's default incumbent is the same
+  const bool own = why == "exact machine id" || why == "user cache (this machine's id)" || why == "ACTGRAD_TILING_TABLE";
+  const bool rule = gate.accuracy_class() == AccuracyClass::kRule;
+  if (own && rule) return;
+  std::optional<NewMachineFallback> start = own ? OwnTable() : FallbackForNewMachine();
+  if (!start) return;  // the portable default: the run's default incumbent is the same
+  if (!rule) KeepEntriesInClass(gate, &*start);
   auto seed = std::make_shared<QuickSeed>();
-  seed->machine_id = fallback->table.machine_id;
-  seed->entries = std::move(fallback->table.entries);
-  seed->from_first = std::move(fallback->from_first);
-  seed->facts = fallback->facts;
+  seed->machine_id = start->table.machine_id;
+  seed->entries = std::move(start->table.entries);
+  seed->from_first = std::move(start->from_first);
+  seed->facts = start->facts;
   seed->here = ThisMachineFacts();
-  ReloadTilingTable("", "", /*as_new_machine=*/true);
+  seed->own = own;
+  if (!own) ReloadTilingTable("", "", /*as_new_machine=*/true);
   cfg->seed = seed;
   cfg->incumbent = DispatchChoice;
-  cfg->incumbent_name = "fallback:" + seed->machine_id;
+  if (!rule)
+    cfg->incumbent = [&gate, backend](const Cell& cell) {
+      const Choice c = DispatchChoice(cell);
+      const Variant* v = FindVariant(c.variant);
+      return v && gate.Allowed(*v) ? c : backend->Default(cell);
+    };
+  cfg->incumbent_name = (own ? "own:" : "fallback:") + seed->machine_id;
 }
 
 int Setup(const Flags& flags, Context* s) {
   s->flags = flags;
   s->cfg = TuneConfig::Defaults(flags.quick);
-  if (flags.as_new_machine || flags.against == "fallback") {
+  if (flags.as_new_machine || flags.against != "default") {
     if (flags.backend != "cpu") {
-      std::fprintf(stderr, "actgrad-tune: --as-new-machine and --against fallback need the cpu backend\n");
+      std::fprintf(stderr, "actgrad-tune: --as-new-machine and --against fallback or TABLE need the cpu backend\n");
       return 2;
     }
     if (flags.as_new_machine) ReloadTilingTable("", "", /*as_new_machine=*/true);
   }
   if (const int rc = ReadSelection(flags, &s->cfg)) return rc;
   if (const int rc = ReadMeasuring(flags, &s->cfg)) return rc;
-  if (flags.quick && flags.backend == "cpu" && !flags.check && flags.verify.empty()) SeedFromFallback(&s->cfg);
+  if (const int rc = ReadAccuracyClass(flags, &s->gate)) return rc;
   SetUpGate(flags, &s->gate);
   std::string err;
   s->backend = MakeBackend(flags.backend, flags.soc, flags.device, &s->gate, flags.threads, &err);
@@ -382,6 +436,8 @@ int Setup(const Flags& flags, Context* s) {
     std::fprintf(stderr, "actgrad-tune: %s\n", err.c_str());
     return 2;
   }
+  if (flags.quick && flags.backend == "cpu" && !flags.check && flags.verify.empty())
+    SeedQuickPass(&s->cfg, s->gate, s->backend.get());
   s->progress = Progress::Make(stderr, flags.plain);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

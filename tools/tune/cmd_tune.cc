@@ -74,12 +74,16 @@ int PlanPaths(const Context& s, RunPaths* paths) {
   // Emulator times make no table to compile in: not into tiling/tables/.
   if (paths->out.empty() && backend.Name() == "atlas-device(emulator)")
     paths->out = "build/tune/" + id + "-atlas-device-emulator.json";
+  // The compiled-in tables keep the rule (actgrad-tablegen refuses others).
+  if (paths->out.empty() && s.gate.accuracy_class() != AccuracyClass::kRule)
+    paths->out = "build/tune/" + id + "-" + std::string(AccuracyClassName(s.gate.accuracy_class())) + ".json";
   if (paths->out.empty())
     paths->out = fs::is_directory("tiling/tables", ec) ? "tiling/tables/" + id + ".json" : id + ".json";
   // Checked before measuring, so that a run never ends with nowhere to write
   // (it is checked again when writing: the file may change meanwhile).
   std::string err;
-  if (!s.flags.check && !PlanOut(paths->out, id, backend.Name(), s.flags.force, &paths->out_plan, &err)) {
+  if (!s.flags.check &&
+      !PlanOut(paths->out, id, backend.Name(), s.flags.force, &paths->out_plan, &err, s.gate.accuracy_class())) {
     std::fprintf(stderr, "actgrad-tune: --out %s\n", err.c_str());
     return 2;
   }
@@ -87,6 +91,10 @@ int PlanPaths(const Context& s, RunPaths* paths) {
   paths->header["backend"] = backend.Name();
   paths->header["machine_id"] = id;
   if (s.flags.backend == "cpu") paths->header["accuracy_gate"] = s.flags.no_gate ? "off" : s.gate.source();
+  // A search setting, not part of what a sample measures (MeasuredPart): a
+  // rule run's log serves a near-exact run as its cache.
+  if (s.gate.accuracy_class() != AccuracyClass::kRule)
+    paths->header["accuracy_class"] = std::string(AccuracyClassName(s.gate.accuracy_class()));
   paths->log = s.flags.log;
   if (paths->log.empty()) {
     char hash[20];
@@ -294,6 +302,7 @@ int Tune(Context& s) {
     PrintCheck(s, res, wall, load_start);
     return 0;
   }
+  res.table.accuracy_class = s.gate.accuracy_class();
   if (!s.gate.absent().empty()) {
     std::fprintf(stderr, "actgrad-tune: warning: %zu supported variants are absent from %s and were not candidates "
                  "(stale results? rerun actgrad-accuracy, or pass --check-missing)\n",

@@ -22,7 +22,8 @@ int WhichTable() {
                       {"facts", {{"features", me.features}, {"l2", me.l2}, {"llc", me.llc}, {"cores", me.cores}}}};
   const ActiveTableInfo& active = ActiveTable();
   j["table"] = {{"machine_id", active.machine_id}, {"source", active.source}, {"reason", active.reason},
-                {"gap_tables", active.gap_tables}};
+                {"gap_tables", active.gap_tables},
+                {"accuracy_class", std::string(AccuracyClassName(active.accuracy_class))}};
   const std::optional<NewMachineFallback> fallback = FallbackForNewMachine();
   j["new_machine_fallback"] = fallback ? nlohmann::json{{"machine_id", fallback->table.machine_id},
                                                         {"reason", fallback->reason},

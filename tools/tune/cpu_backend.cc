@@ -387,9 +387,13 @@ std::vector<uint64_t> CpuBackend::Points(const Cell& cell) const {
   return p;
 }
 
+AccuracyClass CpuBackend::Class() const {
+  return impl_->gate ? impl_->gate->accuracy_class() : AccuracyClass::kRule;
+}
+
 std::vector<Choice> CpuBackend::Candidates(const Cell& cell) {
   std::vector<const Variant*> vs;
-  const Variant* def = DefaultVariant(cell.op, cell.dtype, cell.mode);
+  const Variant* def = DefaultVariant(cell.op, cell.dtype, cell.mode, Class());
   for (const Variant& v : Variants()) {
     if (v.op != cell.op || v.dtype != cell.dtype || !v.supported) continue;
     if (cell.op == Op::kGeluBwd && v.gelu_mode != cell.mode) continue;
@@ -500,7 +504,7 @@ std::vector<std::string> CpuBackend::Traits(const Choice& c) const {
 }
 
 Choice CpuBackend::Default(const Cell& cell) {
-  Choice c = DefaultChoice(cell.op, cell.dtype, cell.mode, cell.n);
+  Choice c = DefaultChoice(cell.op, cell.dtype, cell.mode, cell.n, Class());
   if (c.variant.empty()) throw std::runtime_error("no default variant for " + std::string(OpName(cell.op)) + " " +
                                                   std::string(DTypeName(cell.dtype)));
   c.split.threads = std::min(c.split.threads, ThreadCap());

@@ -40,7 +40,10 @@ class CpuBackend : public Backend {
   // Contiguous cells only: chunks of the threaded winner and stage tiles of a
   // staged winner whose working set fills L1d, sqrt(L1d * L2) and L2.
   std::vector<Choice> SplitRefinements(const Cell& cell, const Choice& best) override;
+  // The untuned default of the gate's accuracy class (DefaultChoice).
   Choice Default(const Cell& cell) override;
+  // The gate's accuracy class (the rule without a gate): the candidates and the default meet it.
+  AccuracyClass Class() const;
   // threads=N and stores=plain|nt (the two crossovers of these kernels).
   std::vector<std::string> Traits(const Choice& c) const override;
   int ThreadsAvailable() const override { return ThreadCap(); }  // the max_threads option, else the pool's MaxThreads()

@@ -49,6 +49,11 @@ void AddRunFlags(CLI::App& app, cmd::Flags* f) {
   app.add_option("--accuracy", f->accuracy, "Accuracy results (default docs/accuracy.json)");
   app.add_flag("--check-missing", f->check_missing, "Run the accuracy check now for variants absent from the results");
   app.add_flag("--no-accuracy-gate", f->no_gate, "Experiments only: let every variant compete, accurate or not");
+  app.add_option("--accuracy-class", f->accuracy_class,
+                 "rule (default): every variant that meets the spec's accuracy rule competes; near-exact: only those "
+                 "within the output's half-ulp plus 1e-6 of the double reference (GELU as PyTorch and oneDNN compute "
+                 "it); the table says its class, default --out build/tune/<machine-id>-near-exact.json")
+      ->check(CLI::IsMember({"rule", "near-exact"}));
 }
 
 // The backend, how to measure, --verify, --check, the display, --shard.
@@ -63,9 +68,11 @@ void AddMeasureFlags(CLI::App& app, cmd::Flags* f) {
   app.add_option("--min-ms", f->min_ms, "Wall time of one sample in ms (default 1.5; 1 with --quick)");
   app.add_option("--verify", f->verify, "Re-measure TABLE's choices against the default and print the speed-ups");
   app.add_option("--against", f->against,
-                 "--verify's baseline: default (the untuned default) or fallback (the choice of the table a machine "
-                 "without its own gets: the fallback chain, as --as-new-machine)")
-      ->check(CLI::IsMember({"default", "fallback"}));
+                 "--verify's baseline: default (the untuned default of TABLE's accuracy class), fallback (the choice "
+                 "of the table a machine without its own gets: the fallback chain, as --as-new-machine) or a table "
+                 "file (the library's choice with that table, as ACTGRAD_TILING_TABLE: e.g. the rule-class table a "
+                 "near-exact one would replace, for the price of exactness)")
+      ->check(CLI::IsMember({"default", "fallback"}) | CLI::ExistingFile);
   app.add_option("--verify-json", f->verify_json, "With --verify: also write the rows as JSON to this file (atomically)");
   app.add_flag("--as-new-machine", f->as_new_machine,
                "Pose as a machine without a table of its own: the library ignores this machine's compiled-in table, "

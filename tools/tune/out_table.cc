@@ -61,7 +61,7 @@ json RunSummary(const json& prov, size_t entries, size_t kept) {
 }  // namespace
 
 bool PlanOut(const std::string& path, const std::string& machine_id, const std::string& backend, bool force,
-             OutPlan* plan, std::string* error) {
+             OutPlan* plan, std::string* error, AccuracyClass cls) {
   *plan = OutPlan{};
   const fs::path p(path);
   if (path.empty()) return Fail(error, "--out is empty");
@@ -87,6 +87,9 @@ bool PlanOut(const std::string& path, const std::string& machine_id, const std::
   } else if (t.machine_id != machine_id || t.backend != backend) {
     why = "is the table of machine " + t.machine_id + ", backend " + t.backend + " (this run: " + machine_id +
           ", " + backend + ")";
+  } else if (t.accuracy_class != cls) {
+    why = "is a table of accuracy class " + std::string(AccuracyClassName(t.accuracy_class)) + " (this run: " +
+          std::string(AccuracyClassName(cls)) + ")";
   } else {
     plan->action = OutPlan::Action::kMerge;
     plan->existing = std::move(t);
@@ -115,6 +118,7 @@ tables::Table MergeTables(const tables::Table& base, const tables::Table& run, M
   tables::Table out;
   out.machine_id = run.machine_id;
   out.backend = run.backend;
+  out.accuracy_class = run.accuracy_class;
   for (auto& [id, e] : cells) out.entries.push_back(std::move(e));  // sorted by cell
   tables::ResetDisagreeingBoundaries(&out.entries);  // a new entry beside an old one
   out.provenance = run.provenance.is_object() ? run.provenance : json::object();
@@ -139,7 +143,7 @@ bool WriteRunTable(const std::string& path, const tables::Table& run, bool force
     *outcome = WriteOutcome{};
     if (run.entries.empty()) return Fail(error, "the run has no entries; no table written");
     OutPlan plan;
-    if (!PlanOut(path, run.machine_id, run.backend, force, &plan, error)) return false;
+    if (!PlanOut(path, run.machine_id, run.backend, force, &plan, error, run.accuracy_class)) return false;
     outcome->action = plan.action;
     outcome->replaced = plan.replaced;
     const tables::Table table =

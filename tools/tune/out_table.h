@@ -25,9 +25,10 @@ struct OutPlan {
 // nothing. Fails (with a message naming the path) when the path is a
 // directory or not a regular file, when its directory cannot be created or
 // written, and, unless `force`, when the file exists but is not a readable,
-// valid table of the same machine_id and backend.
+// valid table of the same machine_id, backend and accuracy class (a
+// near-exact run merged into a rule table would mix the classes).
 bool PlanOut(const std::string& path, const std::string& machine_id, const std::string& backend, bool force,
-             OutPlan* plan, std::string* error);
+             OutPlan* plan, std::string* error, AccuracyClass cls = AccuracyClass::kRule);
 
 struct MergeCounts {
   size_t added = 0;     // cells the base table did not have

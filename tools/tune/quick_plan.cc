@@ -87,9 +87,19 @@ std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const
   return out;
 }
 
+// Whether the run measured something that replaces seed entry e: another
+// machine's entry gives way to any measured octave of its series (the
+// nearest one predicts this machine better), this machine's own only to its
+// own cell measured again.
+bool Superseded(const QuickSeed& seed, const tables::Entry& e, const std::set<tables::SeriesKey>& series,
+                const std::set<tables::CellKey>& cells) {
+  return seed.own ? cells.count(tables::CellOf(e)) > 0 : series.count(tables::SeriesOf(e)) > 0;
+}
+
 size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells, tables::Table* table) {
   std::set<tables::SeriesKey> measured;
-  for (const auto& e : table->entries) measured.insert(tables::SeriesOf(e));
+  std::set<tables::CellKey> measured_cells;
+  for (const auto& e : table->entries) measured.insert(tables::SeriesOf(e)), measured_cells.insert(tables::CellOf(e));
   std::set<tables::CellKey> planned;
   for (const auto& c : cells) {
     tables::Layout layout = tables::Layout::kContig;
@@ -98,7 +108,7 @@ size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells,
   }
   size_t added = 0;
   for (const auto& e : seed.entries) {
-    if (measured.count(tables::SeriesOf(e)) || !planned.count(tables::CellOf(e))) continue;
+    if (Superseded(seed, e, measured, measured_cells) || (!seed.own && !planned.count(tables::CellOf(e)))) continue;
     table->entries.push_back(e);
     ++added;
   }

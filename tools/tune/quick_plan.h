@@ -23,6 +23,10 @@ struct QuickSeed {
   std::vector<bool> from_first;        // per entry: the fallback table's own (empty: all)
   MachineFacts facts;                  // its machine's facts
   MachineFacts here;                   // this machine's
+  // This machine's own table (a near-exact pass starting from it): its
+  // entries are kept in every cell the run did not measure, outside the
+  // run's selection too, since the run's table replaces it in the user cache.
+  bool own = false;
 };
 
 // How likely the fallback's choice for `cell` is wrong here, from the facts
@@ -50,8 +54,10 @@ std::vector<CellSpec> FitCellsToBudget(const std::vector<CellSpec>& cells, const
 // formula, layout) of `cells` (the run's whole plan) it measured nothing of:
 // where it measured some octaves of a series, the others take the nearest
 // measured octave (as the dispatch does for any gap), which predicts this
-// machine better than another machine's entry. Then moves disagreeing
-// boundaries back to powers of two. Returns how many it added.
+// machine better than another machine's entry. A seed of this machine's own
+// table adds every entry whose cell the run did not measure, outside `cells`
+// as well. Then moves disagreeing boundaries back to powers of two. Returns
+// how many it added.
 size_t AddSeedEntries(const QuickSeed& seed, const std::vector<CellSpec>& cells, tables::Table* table);
 
 }  // namespace actgrad::tune

@@ -677,8 +677,8 @@ TuneResult RunTuning(Backend& be, MeasurementLog& log, const TuneConfig& cfg, Pr
   }
   FinishTable(run, &res);
   const std::string kept =
-      cfg.seed ? ", " + std::to_string(res.table.entries.size() - res.cells.size()) + " entries kept from the fallback " +
-                     cfg.seed->machine_id
+      cfg.seed ? ", " + std::to_string(res.table.entries.size() - res.cells.size()) + " entries kept from the " +
+                     IncumbentLabel(cfg) + " " + cfg.seed->machine_id
                : "";
   progress.End("tuned " + std::to_string(res.cells.size()) + " cells" + kept + ": " + std::to_string(res.measured) +
                " measurements taken, " + std::to_string(res.replayed) + " replayed from the log, " +

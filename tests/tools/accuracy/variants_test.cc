@@ -5,10 +5,12 @@
 // shippable passes here too.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "reference/accuracy_rule.h"
 #include "tools/accuracy/check.h"
 #include "variants/thread_pool.h"
 #include "tools/accuracy/results.h"
@@ -84,23 +86,51 @@ TEST_P(EveryVariant, MeetsClaimAndCommittedVerdict) {
 
 INSTANTIATE_TEST_SUITE_P(Group, EveryVariant, ::testing::ValuesIn(test::VariantGroups()), test::VariantGroupName);
 
-TEST(DefaultVariants, AreShippable) {
-  for (int op = 0; op < kNumOps; ++op) {
-    std::vector<DType> dts = {DType::kF32, DType::kF16, DType::kBF16};
-    if (Op(op) == Op::kSeluBwd) dts.push_back(DType::kI32), dts.push_back(DType::kI8);
-    std::vector<GeluApprox> modes = {GeluApprox::kNone};
-    if (Op(op) == Op::kGeluBwd) modes.push_back(GeluApprox::kTanh);
-    for (DType t : dts)
-      for (GeluApprox m : modes) {
-        const Variant* v = DefaultVariant(Op(op), t, m);
-        const std::string what = std::string(OpName(Op(op))) + "." + std::string(DTypeName(t)) +
-                                 (m == GeluApprox::kTanh ? " (tanh)" : "");
-        ASSERT_NE(v, nullptr) << "no default variant for " << what;
-        EXPECT_EQ(v->gelu_mode, m) << v->name;
-        const auto r = CheckVariant(*v, TestOptions());
-        EXPECT_TRUE(r.pass) << "default " << v->name << " for " << what << " is not shippable: " << r.first_failure;
-      }
-  }
+// Each class's default (the dispatch's choice where a table of that class
+// has no entry) is shippable and within the class's bound.
+TEST(DefaultVariants, AreShippableAndInTheirClass) {
+  for (AccuracyClass cls : {AccuracyClass::kRule, AccuracyClass::kNearExact})
+    for (int op = 0; op < kNumOps; ++op) {
+      std::vector<DType> dts = {DType::kF32, DType::kF16, DType::kBF16};
+      if (Op(op) == Op::kSeluBwd) dts.push_back(DType::kI32), dts.push_back(DType::kI8);
+      std::vector<GeluApprox> modes = {GeluApprox::kNone};
+      if (Op(op) == Op::kGeluBwd) modes.push_back(GeluApprox::kTanh);
+      for (DType t : dts)
+        for (GeluApprox m : modes) {
+          const Variant* v = DefaultVariant(Op(op), t, m, cls);
+          const std::string what = std::string(OpName(Op(op))) + "." + std::string(DTypeName(t)) +
+                                   (m == GeluApprox::kTanh ? " (tanh)" : "") + ", class " +
+                                   std::string(AccuracyClassName(cls));
+          ASSERT_NE(v, nullptr) << "no default variant for " << what;
+          EXPECT_EQ(v->gelu_mode, m) << v->name;
+          const auto r = CheckVariant(*v, TestOptions());
+          EXPECT_TRUE(r.pass) << "default " << v->name << " for " << what << " is not shippable: " << r.first_failure;
+          EXPECT_LE(r.max_err, ClassBound(cls, t)) << "default " << v->name << " for " << what;
+        }
+    }
+}
+
+// The near-exact bound: the output's half-ulp plus 1e-6, so that an fp32
+// result within 1e-6 rounded once to a 16-bit output is inside it.
+TEST(AccuracyClasses, NearExactBoundIsHalfAnUlpPlusTheF32Allowance) {
+  EXPECT_DOUBLE_EQ(ClassBound(AccuracyClass::kNearExact, DType::kF32), 0x1p-24 + 1e-6);
+  EXPECT_DOUBLE_EQ(ClassBound(AccuracyClass::kNearExact, DType::kF16), 0x1p-11 + 1e-6);
+  EXPECT_DOUBLE_EQ(ClassBound(AccuracyClass::kNearExact, DType::kBF16), 0x1p-8 + 1e-6);
+  EXPECT_EQ(ClassBound(AccuracyClass::kNearExact, DType::kI32), 0.0);
+  EXPECT_TRUE(std::isinf(ClassBound(AccuracyClass::kRule, DType::kF32)));
+  // Below the rule's threshold in every float dtype: the class only narrows.
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+    EXPECT_LT(ClassBound(AccuracyClass::kNearExact, t), RuleFor(t).threshold) << DTypeName(t);
+}
+
+// A fitted GELU approximation (the rule's tanh default, 2.1e-5) is outside
+// the near-exact class in f32, that class's default inside it.
+TEST(AccuracyClasses, SeparateTheFittedGeluFromTheNearExactOnes) {
+  const Variant* fitted = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kTanh);
+  const Variant* near = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, AccuracyClass::kNearExact);
+  ASSERT_TRUE(fitted && near);
+  EXPECT_GT(CheckVariant(*fitted, TestOptions()).max_err, ClassBound(AccuracyClass::kNearExact, DType::kF32));
+  EXPECT_LE(CheckVariant(*near, TestOptions()).max_err, ClassBound(AccuracyClass::kNearExact, DType::kF32));
 }
 
 TEST(ScalarVariants, ExistForEveryOpAndDType) {

@@ -69,6 +69,11 @@ elseif(CASE STREQUAL "unknown_variant")
 elseif(CASE STREQUAL "not_a_cpu_table")
   write_variant(${bad} "\"backend\": \"cpu\"" "\"backend\": \"atlas-model\"")
   expect_rejected(${bad} "bad\\.json" "not a CPU table")
+elseif(CASE STREQUAL "near_exact_table")
+  # The compiled-in tables serve other machines through the fallback chain:
+  # they keep the rule; a near-exact table belongs in the user cache.
+  write_variant(${bad} "\"backend\": \"cpu\"" "\"backend\": \"cpu\", \"accuracy_class\": \"near-exact\"")
+  expect_rejected(${bad} "bad\\.json" "accuracy class \"near-exact\"" "user cache")
 elseif(CASE STREQUAL "directory")
   file(MAKE_DIRECTORY ${WORK}/dir.json)
   expect_rejected(${WORK}/dir.json "dir\\.json" "not a regular file")

@@ -36,6 +36,29 @@ execute_process(COMMAND ${TUNE} --verify ${WORK}/t.json --reps 3 --plain --ops s
 if(NOT rc EQUAL 0 OR NOT out MATCHES "geometric mean")
   message(FATAL_ERROR "verify failed (${rc}):\n${out}\n${err}")
 endif()
+# --against another table: its choices are the baseline, named with its class;
+# a file that is not a table is refused (exit 2) before anything is measured.
+execute_process(COMMAND ${TUNE} --verify ${WORK}/t.json --against ${WORK}/t.json --reps 3 --plain --ops softshrink
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "against the table .*t\\.json \\(.*accuracy class rule\\)")
+  message(FATAL_ERROR "verify --against TABLE failed (${rc}):\n${out}\n${err}")
+endif()
+file(WRITE ${WORK}/not-a-table.json "{\"schema\": 1}")
+execute_process(COMMAND ${TUNE} --verify ${WORK}/t.json --against ${WORK}/not-a-table.json --plain
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--against: .*not-a-table\\.json")
+  message(FATAL_ERROR "--against a bad table should exit 2 naming it (${rc}):\n${err}")
+endif()
+# --accuracy-class takes rule or near-exact, and near-exact needs the gate.
+execute_process(COMMAND ${TUNE} --accuracy-class exact --dry-run RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "near-exact")
+  message(FATAL_ERROR "--accuracy-class exact should exit 2 naming the classes (${rc}):\n${err}")
+endif()
+execute_process(COMMAND ${TUNE} --accuracy-class near-exact --no-accuracy-gate --dry-run RESULT_VARIABLE rc
+  ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "needs the cpu backend and the accuracy gate")
+  message(FATAL_ERROR "--accuracy-class near-exact --no-accuracy-gate should exit 2 (${rc}):\n${err}")
+endif()
 execute_process(COMMAND ${TUNE} --sizes 2-3 --dry-run RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0)
   message(FATAL_ERROR "--sizes 2-3 should be rejected")

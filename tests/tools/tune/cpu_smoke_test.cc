@@ -247,6 +247,50 @@ TEST(AccuracyGate, OnlyPassingVariantsAreCandidates) {
   EXPECT_NE(err.find("cannot open"), std::string::npos);
 }
 
+// Under the near-exact class only shippable variants whose max_err is within
+// the class's bound compete (a result without max_err does not), a variant
+// listed twice counts with its larger error, and the default is the class's
+// (erf_r6 for GELU erf): the rule's default drops out of the candidates.
+TEST(AccuracyGate, NearExactClassFiltersOnTheMeasuredError) {
+  const Variant* rule_def = DefaultVariant(Op::kGeluBwd, DType::kF32);
+  const Variant* near_def = DefaultVariant(Op::kGeluBwd, DType::kF32, GeluApprox::kNone, AccuracyClass::kNearExact);
+  ASSERT_TRUE(rule_def && near_def);
+  ASSERT_NE(rule_def, near_def);
+  std::vector<const Variant*> others;
+  for (const Variant& v : Variants())
+    if (v.op == Op::kGeluBwd && v.dtype == DType::kF32 && v.gelu_mode == GeluApprox::kNone && v.supported &&
+        &v != rule_def && &v != near_def && others.size() < 3)
+      others.push_back(&v);
+  ASSERT_EQ(others.size(), 3u);
+  const double bound = ClassBound(AccuracyClass::kNearExact, DType::kF32);
+  nlohmann::json results = {
+      {{"variant", rule_def->name}, {"shippable", true}, {"max_err", 2.45e-6}},
+      {{"variant", near_def->name}, {"shippable", true}, {"max_err", 2.8e-7}},
+      {{"variant", others[0]->name}, {"shippable", true}, {"max_err", bound}},   // at the bound: in
+      {{"variant", others[1]->name}, {"shippable", true}},                       // no max_err: out
+      {{"variant", others[2]->name}, {"shippable", true}, {"max_err", 5e-7}},
+      {{"variant", others[2]->name}, {"shippable", true}, {"max_err", 3e-6}},    // again, larger: out
+  };
+  AccuracyGate gate;
+  std::string err;
+  ASSERT_TRUE(gate.Parse(nlohmann::json{{"results", results}}.dump(), &err)) << err;
+  for (const Variant* v : {rule_def, near_def, others[0], others[1], others[2]}) EXPECT_TRUE(gate.Allowed(*v)) << v->name;
+  gate.SetClass(AccuracyClass::kNearExact);
+  EXPECT_FALSE(gate.Allowed(*rule_def));
+  EXPECT_TRUE(gate.Allowed(*near_def));
+  EXPECT_TRUE(gate.Allowed(*others[0]));
+  EXPECT_FALSE(gate.Allowed(*others[1]));
+  EXPECT_FALSE(gate.Allowed(*others[2]));
+  CpuBackend be(&gate);
+  EXPECT_EQ(be.Class(), AccuracyClass::kNearExact);
+  const Cell cell{Op::kGeluBwd, DType::kF32, "contig", 14, RepresentativeN(14, uint64_t(1) << 26), GeluApprox::kNone};
+  EXPECT_EQ(be.Default(cell).variant, near_def->name);
+  std::set<std::string> vs;
+  for (const auto& c : be.Candidates(cell)) vs.insert(c.variant);
+  EXPECT_EQ(vs, (std::set<std::string>{near_def->name, others[0]->name}));
+  EXPECT_EQ(be.Candidates(cell).front().variant, near_def->name);  // the default first
+}
+
 TEST(CpuTuning, TwoCellSmokeRun) {
   AccuracyGate gate;
   gate.AllowAll();

@@ -118,6 +118,42 @@ TEST(OutPlan, RefusesAnotherMachineBackendOrAnInvalidFileUnlessForced) {
   }
 }
 
+// A near-exact run never merges into a rule table (nor the reverse): its
+// cells would sit beside choices of the other class. Forced, it replaces the
+// file; a file of the run's class merges, and the merged table keeps the class.
+TEST(OutPlan, RefusesATableOfAnotherAccuracyClassUnlessForced) {
+  TempFiles tmp("actgrad_out_test_");
+  Save(tmp.Path("rule.json"), Base());
+  OutPlan plan;
+  std::string err;
+  EXPECT_FALSE(PlanOut(tmp.Path("rule.json"), kMachine, "cpu", false, &plan, &err, AccuracyClass::kNearExact));
+  EXPECT_NE(err.find("accuracy class rule (this run: near-exact)"), std::string::npos) << err;
+  EXPECT_NE(err.find("--force"), std::string::npos) << err;
+  ASSERT_TRUE(PlanOut(tmp.Path("rule.json"), kMachine, "cpu", true, &plan, &err, AccuracyClass::kNearExact)) << err;
+  EXPECT_EQ(plan.action, OutPlan::Action::kReplace);
+
+  Table near = Base();
+  near.accuracy_class = AccuracyClass::kNearExact;
+  Save(tmp.Path("near.json"), near);
+  EXPECT_FALSE(PlanOut(tmp.Path("near.json"), kMachine, "cpu", false, &plan, &err));  // a rule run
+  ASSERT_TRUE(PlanOut(tmp.Path("near.json"), kMachine, "cpu", false, &plan, &err, AccuracyClass::kNearExact)) << err;
+  EXPECT_EQ(plan.action, OutPlan::Action::kMerge);
+  Table run = Make(kMachine, {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 14)}, "run");
+  run.accuracy_class = AccuracyClass::kNearExact;
+  WriteOutcome wrote;
+  ASSERT_TRUE(WriteRunTable(tmp.Path("near.json"), run, false, &wrote, &err)) << err;
+  EXPECT_EQ(wrote.action, OutPlan::Action::kMerge);
+  Table back;
+  ASSERT_TRUE(tables::LoadTableFile(tmp.Path("near.json"), &back, &err)) << err;
+  EXPECT_EQ(back.accuracy_class, AccuracyClass::kNearExact);
+  EXPECT_EQ(back.entries.size(), 5u);
+  // A rule run's table over the near-exact file: refused, the file untouched.
+  run.accuracy_class = AccuracyClass::kRule;
+  const std::string before = ReadFile(tmp.Path("near.json"));
+  EXPECT_FALSE(WriteRunTable(tmp.Path("near.json"), run, false, &wrote, &err));
+  EXPECT_EQ(ReadFile(tmp.Path("near.json")), before);
+}
+
 TEST(MergeTables, RunCellsReplaceTheirCellsTheOthersAreKept) {
   Table run = Make(kMachine,
                    {EntryAt(Op::kSeluBwd, DType::kF32, Layout::kContig, 14),        // added (after the base's)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "tools/tune/tuner.h"
@@ -126,6 +127,36 @@ TEST(QuickPlan, SeedEntriesFillOnlyUnmeasuredSeriesOfThePlan) {
   EXPECT_EQ(t.entries[0].choice.variant, "tuned");
   EXPECT_EQ(t.entries[1].dtype, DType::kBF16);
   EXPECT_EQ(t.entries[1].choice.variant, "seed");
+}
+
+// A seed of this machine's own table (a near-exact pass): its entries stay
+// in every cell the run did not measure, in the measured series and outside
+// the run's selection alike; a measured cell takes the run's entry.
+TEST(QuickPlan, OwnTableSeedKeepsEveryCellTheRunDidNotMeasure) {
+  TuneConfig cfg = TuneConfig::Defaults(/*quick=*/true);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.layouts = {"contig"};
+  QuickSeed s = Seed();
+  s.own = true;
+  s.entries = {SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 16),
+               SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 18),
+               SeedEntry(Op::kHardswishBwd, DType::kF16, tables::Layout::kStrided, 18)};
+  tables::Table t;
+  t.entries.push_back(SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 18));
+  t.entries.back().choice.variant = "tuned";
+  EXPECT_EQ(AddSeedEntries(s, AllCells(cfg), &t), 2u);
+  ASSERT_EQ(t.entries.size(), 3u);
+  std::map<std::pair<Op, int>, std::string> by_cell;
+  for (const auto& e : t.entries) by_cell[std::make_pair(e.op, e.octave)] = e.choice.variant;
+  EXPECT_EQ(by_cell[std::make_pair(Op::kSeluBwd, 16)], "seed");
+  EXPECT_EQ(by_cell[std::make_pair(Op::kSeluBwd, 18)], "tuned");
+  EXPECT_EQ(by_cell[std::make_pair(Op::kHardswishBwd, 18)], "seed");
+  // Another machine's table: the measured series and the cells outside the plan keep nothing.
+  s.own = false;
+  tables::Table u;
+  u.entries.push_back(SeedEntry(Op::kSeluBwd, DType::kF32, tables::Layout::kContig, 18));
+  EXPECT_EQ(AddSeedEntries(s, AllCells(cfg), &u), 0u);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """scripts/tune end to end with a tiny budget: the table written and installed
 in a user cache of its own, the before/after comparison as JSON, markdown and
-PNG, the closing lines; an interrupted run exits 130 with its log kept and the
-same command resumes it; bad options exit 2.
+PNG, the closing lines; a near-exact run's table holds only variants within the
+class's bound and is compared with the table the library used before it; an
+interrupted run exits 130 with its log kept and the same command resumes it;
+bad options exit 2.
 
 Usage: scripts_tune_test.py SOURCE_DIR BUILD_DIR WORK_DIR
 """
@@ -68,6 +70,43 @@ def test_tiny_run(mid):
     check("Gain of this machine's table" in p.stdout, "the comparison table is printed", p.stdout)
 
 
+def near_exact_variants():
+    """The variants of docs/accuracy.json within the near-exact bound (the output's half-ulp plus 1e-6)."""
+    bound = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+    with open(os.path.join(SRC, "docs", "accuracy.json")) as f:
+        results = json.load(f)["results"]
+    return {r["variant"] for r in results
+            if r.get("shippable") and r["dtype"] in bound and r["max_err"] <= bound[r["dtype"]] + 1e-6}
+
+
+def test_near_exact_run(mid):
+    """After test_tiny_run: the user cache holds that run's rule table, the near-exact run's baseline."""
+    cached = os.path.join(WORK, "cache", mid + ".json")
+    before = open(cached).read()
+    table, log = os.path.join(WORK, "ne.json"), os.path.join(WORK, "ne.log.jsonl")
+    p = tune("--out", table, "--log", log, "--budget", "4s", "--accuracy-class", "near-exact", "--ops", "gelu",
+             "--dtypes", "f32", "--sizes", "64K", "--layouts", "contig", "--compare-sizes", "64K", "--plain",
+             "--build-dir", BUILD)
+    check(p.returncode == 0, "the near-exact run succeeds", p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    t = json.load(open(table))
+    check(t.get("accuracy_class") == "near-exact" and t["entries"], "the table says its class", json.dumps(t)[:500])
+    allowed = near_exact_variants()
+    outside = [e["variant"] for e in t["entries"] if e["variant"] not in allowed]
+    check(not outside, "every choice is within the near-exact bound", str(outside))
+    check(open(os.path.join(WORK, "ne-baseline.json")).read() == before,
+          "the baseline is a copy of the table the library used before the run")
+    gain = json.load(open(os.path.join(WORK, "ne-gain.json")))
+    check(gain["accuracy_class"] == "near-exact" and "accuracy class rule" in gain["baseline"],
+          "the comparison is against the rule table", json.dumps(gain)[:1000])
+    check("price of exactness" in p.stdout, "the printed comparison says what its ratios are", p.stdout)
+    check(json.load(open(cached)).get("accuracy_class") == "near-exact", "the near-exact table is installed")
+    check("accuracy class near-exact" in p.stdout, "the closing lines say the class", p.stdout)
+    p = tune("--accuracy-class", "exact", *TINY)
+    check(p.returncode == 2 and "near-exact" in p.stderr, "an unknown class exits 2 naming the classes", p.stderr)
+
+
 def test_interrupted_run_resumes():
     table, log = os.path.join(WORK, "i.json"), os.path.join(WORK, "i.log.jsonl")
     args = [TUNE, "--out", table, "--log", log, "--budget", "8s", "--no-compare", *TINY]
@@ -93,6 +132,7 @@ def main():
     mid = machine_id()
     test_bad_options()
     test_tiny_run(mid)
+    test_near_exact_run(mid)
     test_interrupted_run_resumes()
     print(f"{len(failures)} failures" if failures else "scripts/tune: all checks passed")
     return 1 if failures else 0

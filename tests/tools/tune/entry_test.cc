@@ -98,6 +98,53 @@ TEST(Entry, SplitRefinementsAreSearchedAndTheFasterOnesPicked) {
   EXPECT_GT(r.table.entries[2].choice.split.threads, 1);  // octave 20: threads pay off
 }
 
+// A transposed view's tile weighs as much as its thread count: here one
+// thread beats four on the first tile (100 against 110 us) and gains 40 % from
+// its own tile, four threads gain 64 % from theirs. The search compares the
+// thread counts on the first tile, so the cell's choice is four threads with
+// their tile only because the best candidate of the other thread count gets
+// its own refinements and meets the refined winner (RefineRivalThreads). A
+// contiguous cell has no such stage.
+class TiledBackend : public FakeBackend {
+ public:
+  std::vector<Choice> SplitRefinements(const Cell& cell, const Choice& best) override {
+    if (cell.layout != "transposed" || best.split.tile_rows > 0) return {};
+    Choice tiled = best;
+    tiled.split.tile_rows = 256, tiled.split.tile_cols = 64;
+    return {tiled};
+  }
+};
+
+TEST(Entry, TransposedCellsRefineTheOtherThreadCountsTileToo) {
+  TuneConfig cfg = TuneConfig::Defaults(false);
+  cfg.ops = {Op::kSeluBwd};
+  cfg.dtypes = {DType::kF32};
+  cfg.octaves = {16};
+  cfg.layouts = {"contig", "transposed"};
+  cfg.budget_sec = 1e6;
+  TiledBackend be;
+  be.variants = 2;
+  be.true_time = [](const Cell&, const Choice& c) {
+    const bool tiled = c.split.tile_rows > 0;
+    const double t = c.split.threads > 1 ? (tiled ? 40.0 : 110.0) : (tiled ? 60.0 : 100.0);
+    return 1000.0 * t * (c.variant == "v0" ? 1.0 : 1.2);
+  };
+  MeasurementLog log;
+  log.OpenInMemory(cfg.ToJson());
+  auto progress = Progress::Silent();
+  const TuneResult r = RunTuning(be, log, cfg, *progress);
+  ASSERT_EQ(r.cells.size(), 2u);
+  for (const CellOutcome& c : r.cells) {
+    SCOPED_TRACE(c.key);
+    if (c.cell.layout == "transposed") {
+      EXPECT_EQ(c.chosen.cand, (Choice{"v0", Split{4, 0, 0, 256, 64}})) << c.chosen.cand.Key() << "; " << c.decision;
+      EXPECT_NE(c.decision.find("other threads"), std::string::npos) << c.decision;
+    } else {
+      EXPECT_EQ(c.decision.find("other threads"), std::string::npos) << c.decision;
+    }
+  }
+}
+
 // The three one-thread tests below: SELU f32 at octave 20 (threads win it),
 // an unbounded budget.
 TuneConfig OneCellConfig() {

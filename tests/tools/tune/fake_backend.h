@@ -40,6 +40,8 @@ class FakeBackend : public Backend {
   std::function<double(const Choice&, int placement)> placement_factor;
   // A factor on sample k (0-based, per cell and candidate) of a candidate; unset: 1.
   std::function<double(const Choice&, int k)> sample_factor;
+  // The noiseless time of a candidate instead of TrueTime's; unset: TrueTime.
+  std::function<double(const Cell&, const Choice&)> true_time;
 
   static std::string CellId(const Cell& cell) {
     return std::to_string(int(cell.op)) + "/" + std::to_string(cell.octave) + cell.layout + std::to_string(int(cell.mode)) + "@" +
@@ -107,7 +109,7 @@ class FakeBackend : public Backend {
         const uint64_t h = HashKey(uint64_t(k), key);
         u = (double(h % 2001) / 1000.0 - 1.0) * noise;
       }
-      out.push_back(TrueTime(cell, c) * factor * (1.0 + u) * (sample_factor ? sample_factor(c, k) : 1.0));
+      out.push_back((true_time ? true_time(cell, c) : TrueTime(cell, c)) * factor * (1.0 + u) * (sample_factor ? sample_factor(c, k) : 1.0));
     }
     ++calls;
     return out;

@@ -30,7 +30,8 @@ bool SameEntry(const Entry& a, const Entry& b) {
 
 // The source version is not compared: a version 1 or 2 table is written back as version 3.
 bool SameTable(const Table& a, const Table& b) {
-  if (a.machine_id != b.machine_id || a.backend != b.backend || a.provenance != b.provenance ||
+  if (a.machine_id != b.machine_id || a.backend != b.backend || a.accuracy_class != b.accuracy_class ||
+      a.provenance != b.provenance ||
       a.entries.size() != b.entries.size() || a.IsaFamily() != b.IsaFamily())
     return false;
   for (size_t i = 0; i < a.entries.size(); ++i)

@@ -363,23 +363,23 @@ std::string FindDefault(const std::string& rel) {
   return rel;
 }
 
-// The fallback's entries whose choices meet the gate's class (a rule table's
-// GELU choices are mostly outside the near-exact class).
-void KeepEntriesInClass(const AccuracyGate& gate, NewMachineFallback* fallback) {
+// The starting table's entries whose choices meet the gate's class (a rule
+// table's GELU choices are mostly outside the near-exact class).
+void KeepEntriesInClass(const AccuracyGate& gate, NewMachineFallback* start) {
   const auto in_class = [&](const Choice& c) {
     const Variant* v = FindVariant(c.variant);
     return v && gate.Allowed(*v);
   };
   std::vector<tables::Entry> entries;
   std::vector<bool> from_first;
-  for (size_t i = 0; i < fallback->table.entries.size(); ++i) {
-    tables::Entry& e = fallback->table.entries[i];
+  for (size_t i = 0; i < start->table.entries.size(); ++i) {
+    tables::Entry& e = start->table.entries[i];
     if (!in_class(e.choice) || (e.one_thread && !in_class(*e.one_thread))) continue;
-    from_first.push_back(fallback->from_first[i]);
+    from_first.push_back(start->from_first[i]);
     entries.push_back(std::move(e));
   }
-  fallback->table.entries = std::move(entries);
-  fallback->from_first = std::move(from_first);
+  start->table.entries = std::move(entries);
+  start->from_first = std::move(from_first);
 }
 
 // The table a quick pass starts from (quick_plan.h). On a machine without a

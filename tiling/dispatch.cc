@@ -50,9 +50,6 @@ static_assert(kOctaves <= 127, "nearest[] holds an octave in an int8_t");
 
 struct Active {
   ActiveTableInfo info;
-  // A table of another machine (the fallback chain's): its store kinds were
-  // chosen against another cache (BeyondCacheTwin).
-  bool foreign = false;
   std::unique_ptr<Grid> grid = std::make_unique<Grid>();
   // Per entry: its choice and its one-thread choice (TableChoice reads them).
   std::vector<std::pair<Choice, std::optional<Choice>>> choices;
@@ -253,7 +250,7 @@ void AddCompiled(Active* a, const std::string& id, const std::string& isa_overri
   const auto chain = ChainTables(id, isa_override, as_new_machine, &reason);
   if (chain.empty()) return;
   a->info = {chain[0]->machine_id, std::string("compiled:") + chain[0]->source, reason, 0};
-  a->foreign = reason != "exact machine id";
+  a->info.own = reason == "exact machine id";
   Skipped skipped;
   std::vector<bool> used(chain.size(), false);
   ForEachChainEntry(chain, [&](const tables::CompiledEntry& e, size_t k) {
@@ -274,6 +271,7 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
     std::string error;
     if (tables::LoadTableFile(path, &t, &error) && t.backend == "cpu") {
       a->info = {t.machine_id, std::string("env:") + path, "ACTGRAD_TILING_TABLE", 0};
+      a->info.own = true;
       AddTable(a, t);
       return a;
     }
@@ -286,6 +284,7 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
     std::string path, error;
     if (LoadUserCacheTable(id, &path, &t, &error)) {
       a->info = {t.machine_id, "cache:" + path, "user cache (this machine's id)", 0};
+      a->info.own = true;
       AddTable(a, t);
       return a;
     }
@@ -338,10 +337,11 @@ std::optional<NewMachineFallback> FallbackForNewMachine() { return ChainAsTable(
 
 std::optional<NewMachineFallback> OwnTable() {
   const ActiveTableInfo& info = ActiveTable();
+  if (!info.own) return std::nullopt;
   std::optional<NewMachineFallback> f;
-  if (info.reason == "exact machine id") {
+  if (info.source.rfind("compiled:", 0) == 0) {
     f = ChainAsTable(/*as_new_machine=*/false);
-  } else if (info.source.rfind("cache:", 0) == 0 || info.source.rfind("env:", 0) == 0) {
+  } else {
     f.emplace();
     std::string error;
     if (!tables::LoadTableFile(info.source.substr(info.source.find(':') + 1), &f->table, &error)) return std::nullopt;
@@ -539,7 +539,7 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
   const KernelChoice k = !cell || cell->unrunnable
                              ? DefaultKernel(op, dtype, mode, n, cap, a->info.accuracy_class)
                              : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
-                                      dtype, n, cap, a->foreign);
+                                      dtype, n, cap, !a->info.own);
   if (memo) *memo = Memo{reloads, n, cap, dtype, mode, layout, k};
   return k;
 }
@@ -558,7 +558,7 @@ Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layo
   if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n, a->info.accuracy_class);
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
   return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads(),
-                a->foreign);
+                !a->info.own);
 }
 
 }  // namespace actgrad

@@ -55,6 +55,10 @@ struct ActiveTableInfo {
   size_t entries = 0;
   // The table's accuracy class: cells without an entry take its default.
   AccuracyClass accuracy_class = AccuracyClass::kRule;
+  // This machine's own table (ACTGRAD_TILING_TABLE, the user cache, the
+  // compiled-in table of its id), not the fallback chain's: its store kinds
+  // were measured against this machine's cache (else BeyondCacheTwin).
+  bool own = false;
   // A fallback (not this machine's table): the compiled-in tables whose
   // series (op, dtype, GELU formula, layout) filled those the first lacks,
   // in chain order.

@@ -390,8 +390,7 @@ void KeepEntriesInClass(const AccuracyGate& gate, NewMachineFallback* start) {
 // the entries outside the class are dropped, and a cell whose choice is
 // outside it starts from the class's default.
 void SeedQuickPass(TuneConfig* cfg, const AccuracyGate& gate, Backend* backend) {
-  const std::string& why = ActiveTable().reason;
-  const bool own = why == "exact machine id" || why == "user cache (this machine's id)" || why == "ACTGRAD_TILING_TABLE";
+  const bool own = ActiveTable().own;
   const bool rule = gate.accuracy_class() == AccuracyClass::kRule;
   if (own && rule) return;
   std::optional<NewMachineFallback> start = own ? OwnTable() : FallbackForNewMachine();

@@ -16,6 +16,13 @@
 //                       below 1/4 and x is inside the op's NaN bounds, so one
 //                       pair of compares replaces the den checks and the NaN
 //                       blend. Other vectors take rcp_nr's path.
+//   DivRcp14x "rcp14_x" rcp_x without the Newton step, for 16-bit outputs on
+//                       AVX-512 only (rcp14: relative error under 2^-14; the
+//                       portable ApproximateReciprocal of other targets is
+//                       coarser): that error and the output's rounding stay
+//                       under the rule's threshold in every element (bf16:
+//                       2^-8 + 6.2e-5 < 4e-3; fp16: 2^-11 + 6.2e-5 < 1e-3),
+//                       so only the native conversion families use it.
 
 #if defined(ACTGRAD_KERNELS_MATH_DIV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ACTGRAD_KERNELS_MATH_DIV_INL_H_
@@ -73,6 +80,27 @@ struct DivRcpNRx : DivRcpNR {
   // reciprocal normal), x within [0, 1].
   static constexpr float kRangeLo = 0x1p-125f;
   static constexpr float kRangeHi = 1.0f - 0x1p-24f;
+};
+
+struct DivRcp14x : DivRcpNRx {
+  static constexpr const char* kName = "rcp14_x";
+  static constexpr double kClaimedMaxErr = 6.2e-5;  // 2^-14 and two fp32 roundings
+
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Quotient(D /*d*/, hn::Vec<D> num, hn::Vec<D> den) {
+    static_assert(HWY_TARGET <= HWY_AVX3 || sizeof(D) == 0, "rcp14_x needs AVX-512's 14-bit reciprocal estimate");
+    return hn::Mul(num, hn::ApproximateReciprocal(den));
+  }
+
+  // rcp_nr's range check around this Quotient.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den) {
+    const auto ad = hn::Abs(den);
+    const auto ok = hn::And(hn::Ge(ad, hn::Set(d, 0x1p-126f)), hn::Lt(ad, hn::Set(d, 0x1p126f)));
+    const auto q = Quotient(d, num, den);
+    if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
+    return hn::IfThenElse(ok, q, hn::Div(num, den));
+  }
 };
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -67,12 +67,12 @@ def fixture_doc():
         # an older file timed another function and is left out).
         bench("api/selu_bwd.f32.contig.phase2" + g2, bps=17e9, ips=2e9),
         bench("peer/dnnl.selu_bwd.f32" + g2, bps=80e9, ips=10e9),
-        # G3 GELU f16 against the f16 peers (torch 1e9, dnnl 0.5e9), not torch's faster bf16: 2.0x < 3x.
+        # G3 GELU f16 against the f16 peers (torch 1e9, dnnl 0.5e9), not torch's faster bf16: 2.0x < 4x.
         bench("api/gelu_bwd.f16.contig.phase2" + g2, bps=8e9, ips=2e9),
         bench("peer/torch.gelu_bwd.f16" + g2, bps=4e9, ips=1e9),
         bench("peer/dnnl.gelu_bwd.f16" + g2, bps=2e9, ips=0.5e9),
         bench("peer/torch.gelu_bwd.bf16" + g2, bps=40e9, ips=10e9),
-        # G3 SELU bf16: no peer at all for SELU at 64K.
+        # G3 SELU bf16: no peer at all for SELU at 64K; G3l: 8 / 20 GB/s = 40 % of the limit.
         bench("api/selu_bwd.bf16.contig.phase2" + g2, bps=8e9, ips=2e9),
         # G3 LogitGrad f16: torch has bf16 and f32 kernels here, no f16 one: no peer.
         bench("api/logit_grad.f16.contig.phase2" + g2, bps=12e9, ips=2e9),
@@ -128,6 +128,7 @@ def test_goals_met_and_missed(results):
         ("G2p", "selu_bwd", "f32", "64K", "1"): "no peer measured",
         ("G3", "gelu_bwd", "f16", "64K", "1"): "not met",
         ("G3", "selu_bwd", "bf16", "64K", "1"): "no peer measured",
+        ("G3l", "selu_bwd", "bf16", "64K", "1"): "not met",
         ("G3", "logit_grad", "f16", "64K", "1"): "no peer measured",
         ("G4", "hardswish_bwd", "f32", "4K", "1"): "met",
     }
@@ -143,13 +144,14 @@ def test_goals_met_and_missed(results):
     assert tanh["target"] == ">= 3x dnnl 3.13.2" and tanh["shipping (phase2)"] == "2.00x"
     assert tanh["best variant"] == "3.00x gelu_bwd.f32.none.tanh_pw5.u4.avx3"
     g3 = rows[("G3", "gelu_bwd", "f16", "64K", "1")]
-    assert g3["target"] == ">= 3x torch 2.15.0" and g3["shipping (phase2)"] == "2.00x"
+    assert g3["target"] == ">= 4x torch 2.15.0" and g3["shipping (phase2)"] == "2.00x"
     assert rows[("G3", "logit_grad", "f16", "64K", "1")]["target"] == ">= 3x best peer"
     assert rows[("G3", "selu_bwd", "bf16", "64K", "1")]["target"] == ">= 2x best peer"
+    assert rows[("G3l", "selu_bwd", "bf16", "64K", "1")]["shipping (phase2)"] == "40 % (8.0 GB/s)"
     g4 = rows[("G4", "hardswish_bwd", "f32", "4K", "1")]
     assert g4["target"] == ">= 1.5x torch 2.15.0" and g4["shipping (phase2)"] == "1.60x"
-    assert "By goal: G1 1 of 3, G2 2 of 3, G2p 0 of 1, G3 0 of 3, G4 1 of 1, V3 contig 3 of 9." in r.stdout
-    assert "7 of 20 goals met." in r.stdout
+    assert "By goal: G1 1 of 3, G2 2 of 3, G2p 0 of 1, G3 0 of 3, G3l 0 of 1, G4 1 of 1, V3 contig 3 of 9." in r.stdout
+    assert "7 of 21 goals met." in r.stdout
     assert "actgrad_machine_id=testvendor-1-2" in r.stdout
 
 
@@ -248,7 +250,7 @@ def test_placements_and_processes_are_samples_of_one_benchmark(tmp_path, aggrega
     assert kept(rows) == kept(before)
     assert not any("within noise" in v["verdict"] for v in before.values())
     assert rows[("G2", "selu_bwd", "f32", "64K", "1")]["verdict"] == "met (within noise)"  # 85 %, the target
-    assert "7 of 20 goals met." in r.stdout and "actgrad_processes=2" in r.stdout
+    assert "7 of 21 goals met." in r.stdout and "actgrad_processes=2" in r.stdout
     assert "/place:" not in r.stdout
     cv = rows[("G2", "gelu_bwd", "f32", "64K", "1")]["cv"]
     # over all 8 samples; with aggregates only, the median of the per-placement cv (1 %, 2 %, 3 %, 4 %)

@@ -384,15 +384,15 @@ void KeepEntriesInClass(const AccuracyGate& gate, NewMachineFallback* start) {
 
 // The table a quick pass starts from (quick_plan.h). On a machine without a
 // table of its own: the fallback chain's table, which the library loads for
-// the run's incumbents. Under an accuracy class other than the rule, also on
-// a machine with its own table: that table (then the cells it leaves out
-// keep its choices within the class, not the class's default). Either way
-// the entries outside the class are dropped, and a cell whose choice is
+// the run's incumbents. On a machine with its own table: that table, whose
+// entries stay in every cell the run does not measure (the run's table
+// replaces it in the user cache; under another accuracy class they keep
+// their choices within the class, not the class's default). Under another
+// class the entries outside it are dropped, and a cell whose choice is
 // outside it starts from the class's default.
 void SeedQuickPass(TuneConfig* cfg, const AccuracyGate& gate, Backend* backend) {
   const bool own = ActiveTable().own;
   const bool rule = gate.accuracy_class() == AccuracyClass::kRule;
-  if (own && rule) return;
   std::optional<NewMachineFallback> start = own ? OwnTable() : FallbackForNewMachine();
   if (!start) return;  // the portable default: the run's default incumbent is the same
   if (!rule) KeepEntriesInClass(gate, &*start);

@@ -23,9 +23,9 @@ struct QuickSeed {
   std::vector<bool> from_first;        // per entry: the fallback table's own (empty: all)
   MachineFacts facts;                  // its machine's facts
   MachineFacts here;                   // this machine's
-  // This machine's own table (a near-exact pass starting from it): its
-  // entries are kept in every cell the run did not measure, outside the
-  // run's selection too, since the run's table replaces it in the user cache.
+  // This machine's own table: its entries are kept in every cell the run
+  // did not measure, outside the run's selection too, since the run's table
+  // replaces it in the user cache.
   bool own = false;
 };
 

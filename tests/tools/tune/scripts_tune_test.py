@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/tune end to end with a tiny budget: the table written and installed
 in a user cache of its own, the before/after comparison as JSON, markdown and
-PNG, the closing lines; a near-exact run's table holds only variants within the
+PNG, the closing lines; a run narrowed to other cells keeps the cached table's
+entries outside them; a near-exact run's table holds only variants within the
 class's bound and is compared with the table the library used before it; an
 interrupted run exits 130 with its log kept and the same command resumes it;
 bad options exit 2.
@@ -70,6 +71,24 @@ def test_tiny_run(mid):
     check("Gain of this machine's table" in p.stdout, "the comparison table is printed", p.stdout)
 
 
+def test_narrow_run_keeps_the_other_cells(mid):
+    """After test_tiny_run (the user cache holds a table of this machine): a run narrowed to another op
+    replaces the cached table with one that keeps every cell it did not measure."""
+    cached = os.path.join(WORK, "cache", mid + ".json")
+    key = lambda e: (e["op"], e["dtype"], e.get("layout", "contig"), e["octave"], e["variant"])
+    before = {key(e) for e in json.load(open(cached))["entries"]}
+    table, log = os.path.join(WORK, "n.json"), os.path.join(WORK, "n.log.jsonl")
+    p = tune("--out", table, "--log", log, "--budget", "4s", "--ops", "softshrink", "--dtypes", "f32", "--sizes",
+             "64K", "--layouts", "contig", "--no-compare", "--plain", "--build-dir", BUILD)
+    check(p.returncode == 0, "the narrowed run succeeds", p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    after = {key(e) for e in json.load(open(cached))["entries"]}
+    lost = sorted(k for k in before - after if k[0] != "softshrink_bwd")
+    check(not lost, "the cells outside the run keep their entries", str(lost[:10]))
+    check(any(k[0] == "softshrink_bwd" for k in after), "the run's cells are in the installed table")
+
+
 def near_exact_variants():
     """The variants of docs/accuracy.json within the near-exact bound (the output's half-ulp plus 1e-6)."""
     bound = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
@@ -132,6 +151,7 @@ def main():
     mid = machine_id()
     test_bad_options()
     test_tiny_run(mid)
+    test_narrow_run_keeps_the_other_cells(mid)
     test_near_exact_run(mid)
     test_interrupted_run_resumes()
     print(f"{len(failures)} failures" if failures else "scripts/tune: all checks passed")

@@ -50,6 +50,18 @@ struct DivExact {
   }
 };
 
+// P::Quotient where |den| is in [2^-126, 2^126) (the estimate and its
+// reciprocal are normal), true division in the other lanes; NaN den fails
+// both comparisons.
+template <class P, class D>
+HWY_INLINE hn::Vec<D> CheckedQuotient(D d, hn::Vec<D> num, hn::Vec<D> den) {
+  const auto q = P::Quotient(d, num, den);
+  const auto ad = hn::Abs(den);
+  const auto ok = hn::And(hn::Ge(ad, hn::Set(d, 0x1p-126f)), hn::Lt(ad, hn::Set(d, 0x1p126f)));
+  if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
+  return hn::IfThenElse(ok, q, hn::Div(num, den));
+}
+
 struct DivRcpNR {
   static constexpr const char* kName = "rcp_nr";
   static constexpr double kClaimedMaxErr = 3.0e-7;  // relative, normal results
@@ -63,13 +75,7 @@ struct DivRcpNR {
 
   template <class D>
   static HWY_INLINE hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den) {
-    const auto q = Quotient(d, num, den);
-    // |den| in [2^-126, 2^126): the estimate and its reciprocal are normal.
-    // NaN den fails both comparisons.
-    const auto ad = hn::Abs(den);
-    const auto ok = hn::And(hn::Ge(ad, hn::Set(d, 0x1p-126f)), hn::Lt(ad, hn::Set(d, 0x1p126f)));
-    if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
-    return hn::IfThenElse(ok, q, hn::Div(num, den));
+    return CheckedQuotient<DivRcpNR>(d, num, den);
   }
 };
 
@@ -92,14 +98,9 @@ struct DivRcp14x : DivRcpNRx {
     return hn::Mul(num, hn::ApproximateReciprocal(den));
   }
 
-  // rcp_nr's range check around this Quotient.
   template <class D>
   static HWY_INLINE hn::Vec<D> Div(D d, hn::Vec<D> num, hn::Vec<D> den) {
-    const auto ad = hn::Abs(den);
-    const auto ok = hn::And(hn::Ge(ad, hn::Set(d, 0x1p-126f)), hn::Lt(ad, hn::Set(d, 0x1p126f)));
-    const auto q = Quotient(d, num, den);
-    if (HWY_LIKELY(hn::AllTrue(d, ok))) return q;
-    return hn::IfThenElse(ok, q, hn::Div(num, den));
+    return CheckedQuotient<DivRcp14x>(d, num, den);
   }
 };
 

@@ -375,6 +375,11 @@ int BuildPlan(const char* op, const char* const names[3], Plan* plan, const aclT
     if (const int st = GeneralPlan(op, names, plan, t)) return st;
   const tables::Layout layout = ChoosePath(plan);
   plan->kernel = ChooseKernel(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel, layout);
+  // A dispatch posing as another machine (tests: PoseAsMachine) chooses what
+  // that machine runs; this CPU then runs its own default instead.
+  if (plan->kernel.variant && !plan->kernel.variant->supported)
+    plan->kernel = Resolve(DefaultChoice(plan->op, plan->dtype, plan->params.gelu_approx, plan->numel,
+                                         ActiveTable().accuracy_class));
   // A factor-table variant builds its table now, not in its first phase two.
   if (plan->kernel.variant) PrepareVariant(*plan->kernel.variant, plan->params);
   plan->workspace = 0;

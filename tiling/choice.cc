@@ -75,8 +75,13 @@ KernelChoice Resolve(const Choice& c, bool from_table) {
 }
 
 Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls) {
+  return DefaultChoice(op, dtype, mode, n, cls, [](const Variant& v) { return v.supported; });
+}
+
+Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls,
+                     const std::function<bool(const Variant&)>& runs) {
   Choice c;
-  if (const Variant* v = DefaultVariant(op, dtype, mode, cls)) c.variant = v->name;
+  if (const Variant* v = DefaultVariant(op, dtype, mode, cls, runs)) c.variant = v->name;
   c.split.threads = kDefaultThreadRule.Threads(n, MaxThreads());
   return c;
 }

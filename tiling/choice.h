@@ -5,6 +5,7 @@
 // this process. Conversion runs one way: Choice -> KernelChoice (Resolve).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "actgrad/types.h"
@@ -65,5 +66,9 @@ KernelChoice Resolve(const Choice& c, bool from_table = false);
 // that a 64-core machine does not wake 64 threads for a 64K-element call.
 inline constexpr ThreadRule kDefaultThreadRule{uint64_t(1) << 15};
 Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls = AccuracyClass::kRule);
+// The same for a machine that runs the variants `runs` accepts (a machine
+// the dispatch poses as: tiling/dispatch.h PoseAsMachine).
+Choice DefaultChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, AccuracyClass cls,
+                     const std::function<bool(const Variant&)>& runs);
 
 }  // namespace actgrad

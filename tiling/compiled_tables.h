@@ -16,6 +16,12 @@ struct CompiledEntry {
   Split one_thread_split;
   uint64_t size_lo, size_hi;  // tables::Entry::Lo(), Hi()
   int64_t grain;              // tables::Entry::rule's grain; -1: none (split.threads counts)
+  // What it was tuned among (tiling/freshness.h): extra.tuning's search
+  // version (0: none), candidate set (an index into the table's
+  // candidate_sets; -1: none) and date ("": none).
+  int search_version;
+  int candidate_set;
+  const char* tuned;
 };
 
 struct CompiledTable {
@@ -29,6 +35,11 @@ struct CompiledTable {
   const char* features;
   uint64_t l2, llc;
   long cores;
+  // provenance.candidate_sets, each "<hash> <name> <name>...", and the dates
+  // of the runs merged into it, separated by spaces.
+  const char* const* candidate_sets;
+  size_t candidate_set_count;
+  const char* run_dates;
 };
 
 extern const CompiledTable kCompiledTables[];

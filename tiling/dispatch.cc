@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 
 #include "tiling/compiled_tables.h"
 #include "tiling/fallback.h"
+#include "tiling/freshness.h"
 #include "tiling/size_cells.h"
 #include "tiling/machine.h"
 #include "tiling/new_machine.h"
@@ -48,11 +50,34 @@ struct Grid {
 };
 static_assert(kOctaves <= 127, "nearest[] holds an octave in an int8_t");
 
+// Whose machine a selection is for: this one, or one a test poses as
+// (PoseAsMachine), whose facts then decide what runs and what fits a cache.
+struct MachineView {
+  std::optional<MachineFacts> posed;  // absent: this machine
+  uint64_t l2 = 0, llc = 0, llc_part = 0;  // bytes: its L2, last level, one CPU's part of that
+  static MachineView This() { return {std::nullopt, L2CacheBytes(), LastLevelCacheBytes(), LastLevelCachePartBytes()}; }
+  static MachineView Posed(const MachineFacts& f) {
+    const MachineView here = This();  // an unknown fact of the pose stays this machine's
+    return {f, f.l2 ? f.l2 : here.l2, f.llc ? f.llc : here.llc, f.llc ? LlcPartBytes(f) : here.llc_part};
+  }
+  bool Runs(const Variant* v) const { return v && (posed ? RunsOn(*v, *posed) : v->supported); }
+  const Variant* Twin(const Variant& v) const {  // StreamingTwin on this machine
+    return StreamingTwin(v, [this](const Variant& t) { return Runs(&t); });
+  }
+};
+
 struct Active {
   ActiveTableInfo info;
+  MachineView machine = MachineView::This();
   std::unique_ptr<Grid> grid = std::make_unique<Grid>();
   // Per entry: its choice and its one-thread choice (TableChoice reads them).
   std::vector<std::pair<Choice, std::optional<Choice>>> choices;
+  // What the entries were tuned among, read when asked (ActiveTableFreshness):
+  // each compiled entry's table and index, or the parsed table.
+  std::vector<std::pair<const tables::CompiledTable*, size_t>> compiled_from;
+  std::shared_ptr<const tables::Table> parsed;
+  std::once_flag freshness_once;
+  Freshness freshness;
 };
 
 Active* g_active = nullptr;
@@ -81,6 +106,16 @@ struct EntryCell {
   uint64_t lo, hi;
 };
 
+// Resolve (choice.h) for the machine of the selection: a table entry's.
+KernelChoice ResolveOn(const MachineView& m, const Choice& c) {
+  KernelChoice k;
+  const Variant* v = FindVariant(c.variant);
+  k.variant = m.Runs(v) ? v : nullptr;
+  k.split = c.split;
+  k.from_table = true;
+  return k;
+}
+
 void Add(Active* a, EntryCell e, Skipped* skipped) {
   const auto& [op, dtype, mode, layout, octave, best, one_thread_in, rule, lo, hi] = e;
   std::optional<Choice> one_thread = one_thread_in;
@@ -89,7 +124,7 @@ void Add(Active* a, EntryCell e, Skipped* skipped) {
   cell = Cell{};
   cell.rule = rule;
   cell.lo = lo, cell.hi = hi;
-  cell.best = Resolve(best, /*from_table=*/true);
+  cell.best = ResolveOn(a->machine, best);
   if (!cell.best.variant) {
     if (skipped->count++ == 0) skipped->first = best.variant;
     cell.unrunnable = true;
@@ -97,7 +132,7 @@ void Add(Active* a, EntryCell e, Skipped* skipped) {
   }
   if (one_thread) {
     one_thread->split.threads = 1;
-    cell.one_thread = Resolve(*one_thread, /*from_table=*/true);
+    cell.one_thread = ResolveOn(a->machine, *one_thread);
   }
   cell.entry = int32_t(a->choices.size());
   a->choices.emplace_back(best, std::move(one_thread));
@@ -107,18 +142,16 @@ void Add(Active* a, EntryCell e, Skipped* skipped) {
 void ReportSkipped(const Active* a, const Skipped& s) {
   if (s.count == 0) return;
   std::fprintf(stderr,
-               "actgrad: tiling table %s: %zu entries name variants this CPU cannot run (first: %s); "
+               "actgrad: tiling table %s: %zu entries name variants %s cannot run (first: %s); "
                "those cells use the default\n",
-               a->info.source.c_str(), s.count, s.first.c_str());
+               a->info.source.c_str(), s.count,
+               a->machine.posed ? ("the posed machine " + a->machine.posed->id).c_str() : "this CPU", s.first.c_str());
 }
 
-// Entries of a compiled table this CPU can run.
-size_t RunnableEntries(const tables::CompiledTable& t) {
+// Entries of a compiled table the machine m runs.
+size_t RunnableEntries(const tables::CompiledTable& t, const MachineView& m) {
   size_t k = 0;
-  for (size_t i = 0; i < t.count; ++i) {
-    const Variant* v = FindVariant(t.entries[i].variant);  // (CompiledEntry::variant)
-    k += v && v->supported;
-  }
+  for (size_t i = 0; i < t.count; ++i) k += m.Runs(FindVariant(t.entries[i].variant));  // (CompiledEntry::variant)
   return k;
 }
 
@@ -142,10 +175,25 @@ void FindNearest(Grid* g) {
         }
 }
 
-Active* SelectEntries(const std::string& id_override, const std::string& isa_override, bool as_new_machine);
+// What a selection is for: the machine (this one with its id or ISA family
+// overridden, or one posed as), and whether as a new machine.
+struct Selection {
+  MachineFacts me;
+  bool posed = false;
+  bool as_new_machine = false;
+};
+Selection ThisMachine(const std::string& id_override = "", const std::string& isa_override = "",
+                      bool as_new_machine = false) {
+  Selection s{ThisMachineFacts(), false, as_new_machine};
+  if (!id_override.empty()) ParseMachineId(id_override, &s.me);
+  if (!isa_override.empty()) s.me.isa_family = isa_override;
+  return s;
+}
 
-Active* Select(const std::string& id_override, const std::string& isa_override, bool as_new_machine = false) {
-  Active* a = SelectEntries(id_override, isa_override, as_new_machine);
+Active* SelectEntries(const Selection& sel);
+
+Active* Select(const Selection& sel) {
+  Active* a = SelectEntries(sel);
   FindNearest(a->grid.get());
   return a;
 }
@@ -153,6 +201,7 @@ Active* Select(const std::string& id_override, const std::string& isa_override, 
 // A parsed table's entries (ACTGRAD_TILING_TABLE, the user cache).
 void AddTable(Active* a, const tables::Table& t) {
   a->info.accuracy_class = t.accuracy_class;
+  a->parsed = std::make_shared<const tables::Table>(t);
   Skipped skipped;
   for (const auto& e : t.entries)
     Add(a, {int(e.op), int(e.dtype), int(e.mode), int(e.layout), e.octave, e.choice, e.one_thread, e.rule, e.Lo(), e.Hi()},
@@ -183,14 +232,10 @@ bool LoadUserCacheTable(const std::string& id, std::string* path, tables::Table*
 }
 
 // A compiled-in table's facts for the fallback chain.
-TableCandidate Candidate(const tables::CompiledTable& t) {
+TableCandidate Candidate(const tables::CompiledTable& t, const MachineView& m) {
   TableCandidate c;
-  ParseMachineId(t.machine_id, &c.facts);
-  c.facts.isa_family = t.isa_family;
-  std::istringstream features(t.features ? t.features : "");
-  for (std::string f; features >> f;) c.facts.features.push_back(f);
-  c.facts.l2 = t.l2, c.facts.llc = t.llc, c.facts.cores = t.cores;
-  c.runnable = RunnableEntries(t);
+  c.facts = CompiledTableFacts(t);
+  c.runnable = RunnableEntries(t, m);
   return c;
 }
 
@@ -198,14 +243,13 @@ TableCandidate Candidate(const tables::CompiledTable& t) {
 // the one of its own id): the table of its exact id alone; else the fallback
 // table first, then the tables that fill the series it lacks (RankTables);
 // the default alone; empty: none. *reason: why the first.
-std::vector<const tables::CompiledTable*> ChainTables(const std::string& id, const std::string& isa_override,
-                                                     bool as_new_machine, std::string* reason) {
-  MachineFacts me = ThisMachineFacts();
-  ParseMachineId(id, &me);
-  if (!isa_override.empty()) me.isa_family = isa_override;
+std::vector<const tables::CompiledTable*> ChainTables(const Selection& sel, const MachineView& m,
+                                                     std::string* reason) {
+  const MachineFacts& me = sel.me;
   std::vector<TableCandidate> candidates;
-  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i]));
-  const std::vector<std::string> hidden = as_new_machine ? std::vector<std::string>{id} : std::vector<std::string>{};
+  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) candidates.push_back(Candidate(tables::kCompiledTables[i], m));
+  const std::vector<std::string> hidden =
+      sel.as_new_machine ? std::vector<std::string>{me.id} : std::vector<std::string>{};
   // RankTables' first pick is PickTable's, unless that is the default.
   const std::vector<TablePick> ranked = RankTables(me, candidates, hidden);
   const TablePick first = ranked.empty() ? PickTable(me, candidates, hidden) : ranked.front();
@@ -218,21 +262,27 @@ std::vector<const tables::CompiledTable*> ChainTables(const std::string& id, con
 }
 
 // Calls f(entry, k) for each entry of chain[k] whose series (op, dtype, GELU
-// formula, layout) no earlier table of the chain has.
+// formula, layout) chain[k] serves: the first table with an entry of the
+// series the machine m runs, else (none runs one) the first with the series.
+// A series a foreign table has only in variants m cannot run (an Intel
+// table's AVX512-FP16 kernels, posed as Zen 4) comes from a later table.
 template <class F>
-void ForEachChainEntry(const std::vector<const tables::CompiledTable*>& chain, F f) {
-  std::set<tables::SeriesKey> earlier;
-  for (size_t k = 0; k < chain.size(); ++k) {
-    std::set<tables::SeriesKey> mine;
+void ForEachChainEntry(const std::vector<const tables::CompiledTable*>& chain, const MachineView& m, F f) {
+  std::map<tables::SeriesKey, size_t> runs, has;  // series -> the first table running / having it
+  for (size_t k = chain.size(); k-- > 0;)
     for (size_t i = 0; i < chain[k]->count; ++i) {
       const auto& e = chain[k]->entries[i];
       const tables::SeriesKey series{e.op, e.dtype, e.mode, e.layout};
-      if (earlier.count(series)) continue;
-      mine.insert(series);
-      f(e, k);
+      has[series] = k;
+      if (m.Runs(FindVariant(e.variant))) runs[series] = k;
     }
-    earlier.insert(mine.begin(), mine.end());
-  }
+  for (size_t k = 0; k < chain.size(); ++k)
+    for (size_t i = 0; i < chain[k]->count; ++i) {
+      const auto& e = chain[k]->entries[i];
+      const tables::SeriesKey series{e.op, e.dtype, e.mode, e.layout};
+      const auto r = runs.find(series);
+      if ((r != runs.end() ? r->second : has[series]) == k) f(e, k);
+    }
 }
 
 // A compiled entry as a table's.
@@ -245,16 +295,17 @@ EntryCell ToCell(const tables::CompiledEntry& e) {
           e.size_lo, e.size_hi};
 }
 
-void AddCompiled(Active* a, const std::string& id, const std::string& isa_override, bool as_new_machine) {
+void AddCompiled(Active* a, const Selection& sel) {
   std::string reason;
-  const auto chain = ChainTables(id, isa_override, as_new_machine, &reason);
+  const auto chain = ChainTables(sel, a->machine, &reason);
   if (chain.empty()) return;
   a->info = {chain[0]->machine_id, std::string("compiled:") + chain[0]->source, reason, 0};
   a->info.own = reason == "exact machine id";
   Skipped skipped;
   std::vector<bool> used(chain.size(), false);
-  ForEachChainEntry(chain, [&](const tables::CompiledEntry& e, size_t k) {
+  ForEachChainEntry(chain, a->machine, [&](const tables::CompiledEntry& e, size_t k) {
     Add(a, ToCell(e), &skipped);
+    a->compiled_from.emplace_back(chain[k], size_t(&e - chain[k]->entries));
     used[k] = true;
   });
   for (size_t k = 1; k < chain.size(); ++k)
@@ -262,9 +313,11 @@ void AddCompiled(Active* a, const std::string& id, const std::string& isa_overri
   ReportSkipped(a, skipped);
 }
 
-Active* SelectEntries(const std::string& id_override, const std::string& isa_override, bool as_new_machine) {
+Active* SelectEntries(const Selection& sel) {
   auto* a = new Active;
-  const std::string id = id_override.empty() ? MachineId() : id_override;
+  if (sel.posed) a->machine = MachineView::Posed(sel.me);
+  const std::string& id = sel.me.id;
+  const bool as_new_machine = sel.as_new_machine;
   // 1. the run-time override, for experiments; a bad file falls back.
   if (const char* path = std::getenv("ACTGRAD_TILING_TABLE"); path && *path && !as_new_machine) {
     tables::Table t;
@@ -292,13 +345,13 @@ Active* SelectEntries(const std::string& id_override, const std::string& isa_ove
       std::fprintf(stderr, "actgrad: ignoring the user-cache table: %s; using the compiled-in table\n", error.c_str());
   }
   // 3. compiled-in: the fallback chain over machine facts (tiling/fallback.h).
-  AddCompiled(a, id, isa_override, as_new_machine);
+  AddCompiled(a, sel);
   return a;
 }
 
 Active* Get() {
   if (!g_selected.load(std::memory_order_acquire)) {
-    std::call_once(g_once, [] { g_active = Select("", ""); });
+    std::call_once(g_once, [] { g_active = Select(ThisMachine()); });
     g_selected.store(true, std::memory_order_release);
   }
   return g_active;
@@ -311,12 +364,13 @@ namespace {
 // series it lacks from the next ones.
 std::optional<NewMachineFallback> ChainAsTable(bool as_new_machine) {
   std::string reason;
-  const auto chain = ChainTables(MachineId(), "", as_new_machine, &reason);
+  const MachineView here = MachineView::This();
+  const auto chain = ChainTables(ThisMachine("", "", as_new_machine), here, &reason);
   if (chain.empty() || chain[0]->count == 0) return std::nullopt;
   NewMachineFallback f;
   f.table.machine_id = chain[0]->machine_id;
   f.table.provenance = {{"isa_family", chain[0]->isa_family}};
-  ForEachChainEntry(chain, [&](const tables::CompiledEntry& ce, size_t k) {
+  ForEachChainEntry(chain, here, [&](const tables::CompiledEntry& ce, size_t k) {
     const EntryCell c = ToCell(ce);
     tables::Entry e;
     e.op = Op(c.op), e.dtype = DType(c.dtype), e.mode = GeluApprox(c.mode), e.layout = tables::Layout(c.layout);
@@ -327,7 +381,7 @@ std::optional<NewMachineFallback> ChainAsTable(bool as_new_machine) {
     if (k > 0 && (f.gap_tables.empty() || f.gap_tables.back() != chain[k]->machine_id))
       f.gap_tables.push_back(chain[k]->machine_id);
   });
-  f.facts = Candidate(*chain[0]).facts;
+  f.facts = CompiledTableFacts(*chain[0]);
   f.reason = reason;
   return f;
 }
@@ -371,15 +425,68 @@ std::string ActiveTableName() {
   return info.machine_id + " (" + info.source + gaps + cls + ")";
 }
 
-void ReloadTilingTable(const std::string& id, const std::string& isa, bool as_new_machine) {
+namespace {
+// The records of the compiled entries a selection took (CompiledEntry's
+// tuned-among fields, CompiledTable::candidate_sets and run_dates).
+TunedAmongRecords CompiledRecords(const std::vector<std::pair<const tables::CompiledTable*, size_t>>& from) {
+  TunedAmongRecords r;
+  std::set<const tables::CompiledTable*> seen;
+  for (const auto& [t, i] : from) {
+    const tables::CompiledEntry& e = t->entries[i];
+    const bool has_set = e.candidate_set >= 0 && size_t(e.candidate_set) < t->candidate_set_count;
+    std::string hash;
+    if (has_set) {
+      std::istringstream line(t->candidate_sets[e.candidate_set]);
+      line >> hash;
+      if (!r.sets.count(hash))
+        for (std::string name; line >> name;) r.sets[hash].push_back(name);
+    }
+    r.entries.push_back({Op(e.op), DType(e.dtype), GeluApprox(e.mode), e.search_version, hash, e.tuned ? e.tuned : ""});
+    if (seen.insert(t).second) {
+      std::istringstream dates(t->run_dates ? t->run_dates : "");
+      for (std::string d; dates >> d;) r.run_dates.push_back(d);
+    }
+  }
+  return r;
+}
+
+void Reselect(const Selection& sel) {
   bool first = false;  // the first selection is this one (not a default one thrown away, messages and all)
-  std::call_once(g_once, [&] { g_active = Select(id, isa, as_new_machine), first = true; });
+  std::call_once(g_once, [&] { g_active = Select(sel), first = true; });
   g_selected.store(true, std::memory_order_release);
   if (first) return;
   Active* old = g_active;
-  g_active = Select(id, isa, as_new_machine);
+  g_active = Select(sel);
   g_reloads.fetch_add(1, std::memory_order_relaxed);
   delete old;
+}
+}  // namespace
+
+void ReloadTilingTable(const std::string& id, const std::string& isa, bool as_new_machine) {
+  Reselect(ThisMachine(id, isa, as_new_machine));
+}
+
+const Freshness& ActiveTableFreshness() {
+  Active* a = Get();
+  std::call_once(a->freshness_once, [a] {
+    const auto runs = [a](const Variant& v) { return a->machine.Runs(&v); };
+    a->freshness = FreshnessOf(a->parsed ? RecordsOf(*a->parsed) : CompiledRecords(a->compiled_from), runs);
+  });
+  return a->freshness;
+}
+
+void PoseAsMachine(const MachineFacts& facts, bool as_new_machine) {
+  Reselect(Selection{facts, /*posed=*/true, as_new_machine});
+}
+
+MachineFacts CompiledTableFacts(const tables::CompiledTable& t) {
+  MachineFacts f;
+  ParseMachineId(t.machine_id, &f);
+  f.isa_family = t.isa_family;
+  std::istringstream features(t.features ? t.features : "");
+  for (std::string x; features >> x;) f.features.push_back(x);
+  f.l2 = t.l2, f.llc = t.llc, f.cores = t.cores;
+  return f;
 }
 
 namespace {
@@ -439,7 +546,14 @@ const Cell* FindCell(const Active* a, Op op, DType dtype, GeluApprox mode, uint6
 // The untuned default's variant for (op, dtype, mode), looked up once
 // (DefaultVariant scans every variant): Resolve(DefaultChoice(...)) but for
 // the threads, which depend on n and the thread cap.
-KernelChoice DefaultKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, int cap, AccuracyClass cls) {
+KernelChoice DefaultKernel(const MachineView& on, Op op, DType dtype, GeluApprox mode, uint64_t n, int cap,
+                           AccuracyClass cls) {
+  if (on.posed) {  // a test posing as another machine: its default, looked up each time
+    KernelChoice k;
+    k.variant = DefaultVariant(op, dtype, mode, cls, [&](const Variant& v) { return on.Runs(&v); });
+    k.split.threads = kDefaultThreadRule.Threads(n, cap);
+    return k;
+  }
   static std::atomic<const Variant*> memo[2][kNumOps][kNumDTypes][2];
   static std::atomic<bool> known[2][kNumOps][kNumDTypes][2];
   const int c = cls == AccuracyClass::kNearExact, o = int(op), d = int(dtype), m = int(mode);
@@ -463,8 +577,8 @@ KernelChoice DefaultKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, int 
 // within (SELU f32 on the strided view, one thread: the octave-16 entry,
 // tuned at 92,672 elements (1.1 MB), chose u4.nt; at 65,536 (768 KB) it
 // took 11.7 us, the plain u4 10.0).
-bool ShareFitsL2(DType dtype, uint64_t n, int threads) {
-  return 3 * n * DTypeSize(dtype) / uint64_t(std::max(1, threads)) <= L2CacheBytes();
+bool ShareFitsL2(const MachineView& m, DType dtype, uint64_t n, int threads) {
+  return 3 * n * DTypeSize(dtype) / uint64_t(std::max(1, threads)) <= m.l2;
 }
 std::string_view PlainName(std::string_view nt) {
   constexpr std::string_view kSuffix = ".nt";
@@ -472,15 +586,15 @@ std::string_view PlainName(std::string_view nt) {
              ? nt.substr(0, nt.size() - kSuffix.size())
              : std::string_view();
 }
-KernelChoice InCacheTwin(KernelChoice c, DType dtype, uint64_t n) {
-  if (!c.variant || !c.variant->nt_stores || !ShareFitsL2(dtype, n, c.split.threads)) return c;
-  if (const Variant* p = FindVariant(PlainName(c.variant->name)); p && p->supported) c.variant = p;
+KernelChoice InCacheTwin(const MachineView& m, KernelChoice c, DType dtype, uint64_t n) {
+  if (!c.variant || !c.variant->nt_stores || !ShareFitsL2(m, dtype, n, c.split.threads)) return c;
+  if (const Variant* p = FindVariant(PlainName(c.variant->name)); m.Runs(p)) c.variant = p;
   return c;
 }
-Choice InCacheTwin(Choice c, DType dtype, uint64_t n) {
+Choice InCacheTwin(const MachineView& m, Choice c, DType dtype, uint64_t n) {
   const std::string_view plain = PlainName(c.variant);
-  if (plain.empty() || !ShareFitsL2(dtype, n, c.split.threads)) return c;
-  if (const Variant* p = FindVariant(plain); p && p->supported) c.variant = std::string(plain);
+  if (plain.empty() || !ShareFitsL2(m, dtype, n, c.split.threads)) return c;
+  if (m.Runs(FindVariant(plain))) c.variant = std::string(plain);
   return c;
 }
 
@@ -490,18 +604,18 @@ Choice InCacheTwin(Choice c, DType dtype, uint64_t n) {
 // stores against another cache, and here out would not stay cached. The
 // other half of InCacheTwin, for tables of other machines only: a machine's
 // own table measured its store kinds here.
-bool ShareExceedsLlcPart(DType dtype, uint64_t n, int threads) {
-  return 3 * n * DTypeSize(dtype) / uint64_t(std::max(1, threads)) > LastLevelCachePartBytes();
+bool ShareExceedsLlcPart(const MachineView& m, DType dtype, uint64_t n, int threads) {
+  return 3 * n * DTypeSize(dtype) / uint64_t(std::max(1, threads)) > m.llc_part;
 }
-KernelChoice BeyondCacheTwin(KernelChoice c, DType dtype, uint64_t n) {
-  if (!c.variant || c.variant->nt_stores || !ShareExceedsLlcPart(dtype, n, c.split.threads)) return c;
-  if (const Variant* nt = StreamingTwin(*c.variant); nt && nt->supported) c.variant = nt;
+KernelChoice BeyondCacheTwin(const MachineView& m, KernelChoice c, DType dtype, uint64_t n) {
+  if (!c.variant || c.variant->nt_stores || !ShareExceedsLlcPart(m, dtype, n, c.split.threads)) return c;
+  if (const Variant* nt = m.Twin(*c.variant)) c.variant = nt;
   return c;
 }
-Choice BeyondCacheTwin(Choice c, DType dtype, uint64_t n) {
+Choice BeyondCacheTwin(const MachineView& m, Choice c, DType dtype, uint64_t n) {
   const Variant* v = FindVariant(c.variant);
-  if (!v || v->nt_stores || !ShareExceedsLlcPart(dtype, n, c.split.threads)) return c;
-  if (const Variant* nt = StreamingTwin(*v); nt && nt->supported) c.variant = nt->name;
+  if (!v || v->nt_stores || !ShareExceedsLlcPart(m, dtype, n, c.split.threads)) return c;
+  if (const Variant* nt = m.Twin(*v)) c.variant = nt->name;
   return c;
 }
 
@@ -512,14 +626,14 @@ Choice BeyondCacheTwin(Choice c, DType dtype, uint64_t n) {
 // another machine's table whose call does not fit here its streaming twin
 // (BeyondCacheTwin).
 template <class C>
-C AtSize(const C& best, const C* one_thread, const std::optional<ThreadRule>& rule, DType dtype, uint64_t n,
-         int cap, bool foreign) {
+C AtSize(const MachineView& m, const C& best, const C* one_thread, const std::optional<ThreadRule>& rule, DType dtype,
+         uint64_t n, int cap, bool foreign) {
   const int wanted = rule ? rule->Threads(n, 1 << 30) : best.split.threads;
   const bool fallback = cap == 1 && wanted > 1 && one_thread;
   C c = fallback ? *one_thread : best;
   if (!fallback) c.split.threads = std::max(1, std::min(wanted, cap));
-  c = InCacheTwin(c, dtype, n);
-  return foreign ? BeyondCacheTwin(c, dtype, n) : c;
+  c = InCacheTwin(m, c, dtype, n);
+  return foreign ? BeyondCacheTwin(m, c, dtype, n) : c;
 }
 
 }  // namespace
@@ -537,27 +651,30 @@ KernelChoice ChooseKernel(Op op, DType dtype, GeluApprox mode, uint64_t n, table
     return memo->choice;
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
   const KernelChoice k = !cell || cell->unrunnable
-                             ? DefaultKernel(op, dtype, mode, n, cap, a->info.accuracy_class)
-                             : AtSize(cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
+                             ? DefaultKernel(a->machine, op, dtype, mode, n, cap, a->info.accuracy_class)
+                             : AtSize(a->machine, cell->best, cell->one_thread.variant ? &cell->one_thread : nullptr, cell->rule,
                                       dtype, n, cap, !a->info.own);
   if (memo) *memo = Memo{reloads, n, cap, dtype, mode, layout, k};
   return k;
 }
 
 KernelChoice StreamingOnWholeLines(const KernelChoice& c, DType dtype, uint64_t n) {
-  if (t_dispatch.forced || !c.variant || c.variant->nt_stores || 3 * n * DTypeSize(dtype) <= LastLevelCacheBytes())
+  if (t_dispatch.forced || !c.variant || c.variant->nt_stores || 3 * n * DTypeSize(dtype) <= Get()->machine.llc)
     return c;
   KernelChoice s = c;
-  if (const Variant* nt = StreamingTwin(*c.variant)) s.variant = nt;
+  if (const Variant* nt = Get()->machine.Twin(*c.variant)) s.variant = nt;
   return s;
 }
 
 Choice TableChoice(Op op, DType dtype, GeluApprox mode, uint64_t n, tables::Layout layout) {
   const Active* a = Get();
   const Cell* cell = FindCell(a, op, dtype, mode, n, layout);
-  if (!cell || cell->unrunnable) return DefaultChoice(op, dtype, mode, n, a->info.accuracy_class);
+  if (!cell || cell->unrunnable) {
+    return DefaultChoice(op, dtype, mode, n, a->info.accuracy_class,
+                         [&](const Variant& v) { return a->machine.Runs(&v); });
+  }
   const auto& [best, one_thread] = a->choices[size_t(cell->entry)];
-  return AtSize(best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads(),
+  return AtSize(a->machine, best, cell->one_thread.variant ? &*one_thread : nullptr, cell->rule, dtype, n, MaxThreads(),
                 !a->info.own);
 }
 

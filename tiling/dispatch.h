@@ -11,6 +11,8 @@
 
 #include "actgrad/types.h"
 #include "tiling/choice.h"
+#include "tiling/compiled_tables.h"
+#include "tiling/fallback.h"
 #include "tiling/layout.h"
 
 namespace actgrad {
@@ -65,6 +67,11 @@ struct ActiveTableInfo {
   std::vector<std::string> gap_tables;
 };
 const ActiveTableInfo& ActiveTable();
+// Which of the active table's cells have candidates it never measured
+// (tiling/freshness.h): computed on the first call after a selection, then
+// kept; never on the path of a kernel call.
+struct Freshness;
+const Freshness& ActiveTableFreshness();
 
 // The user cache of tables, where <dir>/<machine id>.json is this machine's
 // own table (used after ACTGRAD_TILING_TABLE, before the compiled-in ones):
@@ -93,5 +100,18 @@ class ScopedKernelOverride {
 // its id: what the fallback chain gives it). Not thread-safe with running ops.
 void ReloadTilingTable(const std::string& machine_id_override = "", const std::string& isa_override = "",
                        bool as_new_machine = false);
+
+// Re-selects the table as the machine `facts` describes, all of it: its id
+// and ISA family pick the table, its flags decide which variants it runs
+// (RunsOn), its caches the store kinds (InCacheTwin, BeyondCacheTwin,
+// StreamingOnWholeLines); an unknown fact (0) stays this machine's. For
+// tests, which pose as each committed table's machine (CompiledTableFacts)
+// on whatever CPU runs them. The runtime never runs a posed choice this CPU
+// cannot run: it takes this CPU's default then (runtime/plan.cc).
+// as_new_machine as for ReloadTilingTable. ReloadTilingTable() ends a pose.
+void PoseAsMachine(const MachineFacts& facts, bool as_new_machine = false);
+// The machine a compiled-in table was tuned on, from its provenance: id,
+// ISA family, vector flags, L2, last level, cores.
+MachineFacts CompiledTableFacts(const tables::CompiledTable& t);
 
 }  // namespace actgrad

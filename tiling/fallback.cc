@@ -82,7 +82,40 @@ MachineFacts ThisMachineFacts() {
   f.l2 = L2CacheBytes();
   f.llc = LastLevelCacheBytes();
   f.cores = sysconf(_SC_NPROCESSORS_ONLN);
+  f.llc_sharing = long(LastLevelCacheBytes() / std::max<size_t>(1, LastLevelCachePartBytes()));
   return f;
+}
+
+uint64_t LlcPartBytes(const MachineFacts& f) {
+  const long sharing = f.llc_sharing > 0 ? f.llc_sharing : f.cores > 0 ? f.cores : 1;
+  return f.llc / uint64_t(sharing);
+}
+
+std::vector<std::string> TargetFeatures(std::string_view target) {
+  static const std::vector<std::pair<std::string_view, std::vector<std::string>>> kNeeds = {
+      {"scalar", {}},
+      {"emu128", {}},
+      {"sse4", {"sse4_2"}},
+      {"avx2", {"avx2", "fma", "f16c"}},
+      {"avx3", {"avx512f", "avx512bw", "avx512vl"}},
+      {"avx512", {"avx512f", "avx512bw", "avx512vl"}},
+      {"avx512bf16", {"avx512f", "avx512bw", "avx512vl", "avx512_bf16"}},
+      {"avx512fp16", {"avx512f", "avx512bw", "avx512vl", "avx512_fp16"}},
+      {"neon", {"asimd"}},
+      {"sve", {"sve"}},
+      {"sve_256", {"sve"}},
+      {"sve2", {"sve2"}},
+      {"sve2_128", {"sve2"}},
+  };
+  for (const auto& [t, needs] : kNeeds)
+    if (t == target) return needs;
+  return {"unknown-target:" + std::string(target)};
+}
+
+bool RunsOn(const Variant& v, const MachineFacts& f) {
+  for (const std::string& need : TargetFeatures(v.target))
+    if (std::find(f.features.begin(), f.features.end(), need) == f.features.end()) return false;
+  return true;
 }
 
 double FactsDistance(const MachineFacts& a, const MachineFacts& b) {

@@ -6,12 +6,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "variants/variant.h"
 
 namespace actgrad {
 
 // What a table's choices depend on, of one machine: read off this one
-// (ThisMachineFacts) or off a table's provenance (actgrad-tablegen).
+// (ThisMachineFacts) or off a table's provenance (actgrad-tablegen). A test
+// that poses as a machine poses as all of it (PoseAsMachine, dispatch.h).
 struct MachineFacts {
   std::string id;      // "genuineintel-6-143", "arm-0x41-0xd0c"
   std::string vendor;  // the id's first part: "genuineintel", "arm"
@@ -20,7 +24,21 @@ struct MachineFacts {
   std::vector<std::string> features;  // its flags among kVectorFeatures, in that order
   uint64_t l2 = 0, llc = 0;           // bytes of one core's L2 and of the last level; 0: unknown
   long cores = 0;                     // 0: unknown
+  long llc_sharing = 0;               // CPUs sharing the last level; 0: unknown (then `cores`)
 };
+
+// One CPU's part of the last-level cache of `f`: llc over the CPUs sharing
+// it (llc_sharing, else cores, else 1); 0 when llc is unknown. For this
+// machine it is LastLevelCachePartBytes (variants/cache.h).
+uint64_t LlcPartBytes(const MachineFacts& f);
+// The vector features (kVectorFeatures' spelling) a variant of `target`
+// (Variant::target) needs: "avx512fp16" -> avx512f, avx512bw, avx512vl,
+// avx512_fp16; "scalar" -> none. An unknown target needs an unknown flag.
+std::vector<std::string> TargetFeatures(std::string_view target);
+// Whether a machine with facts `f` runs variant v (its target's features
+// are among f.features): the dispatch's test for a machine it poses as.
+// For this machine Variant::supported is the exact answer (CPUID).
+bool RunsOn(const Variant& v, const MachineFacts& f);
 
 // The CPU flags (as /proc/cpuinfo spells them) that decide which kernel
 // variants run and how fast: SIMD width, 16-bit arithmetic and conversions.

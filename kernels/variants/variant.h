@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -148,6 +149,9 @@ const Variant* FindVariant(std::string_view name);
 // candidates and the runtime's whole-line rule (tiling/dispatch.h
 // StreamingOnWholeLines) both use it. Found by the fields, never the name.
 const Variant* StreamingTwin(const Variant& v);
+// The same on a machine that runs the variants `runs` accepts (the dispatch
+// posing as another machine: tiling/dispatch.h PoseAsMachine).
+const Variant* StreamingTwin(const Variant& v, const std::function<bool(const Variant&)>& runs);
 // The other way: the variant doing v's work with plain stores, v itself if
 // it stores plainly, else the one with v's fields and plain stores; nullptr
 // where that does not run on this CPU. For writes into a scratch tile that
@@ -182,6 +186,10 @@ inline bool ParseAccuracyClass(std::string_view s, AccuracyClass* out) {
 // exact), unroll 2, plain stores.
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode = GeluApprox::kNone,
                               AccuracyClass cls = AccuracyClass::kRule);
+// The same for a machine that runs the variants `runs` accepts (the
+// dispatch posing as another machine: tiling/dispatch.h PoseAsMachine).
+const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode, AccuracyClass cls,
+                              const std::function<bool(const Variant&)>& runs);
 
 // Builds what the variant reads besides its operands (a factor table) now,
 // so that its first run does not: the runtime calls it in phase one.

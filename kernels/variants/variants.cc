@@ -58,12 +58,15 @@ const List& TheList() {
   return list;
 }
 
-// The variant with v's fields but `unroll` and `nt_stores`, if it runs on this CPU.
-const Variant* RunnableSibling(const Variant& v, int unroll, bool nt_stores) {
+bool RunsHere(const Variant& v) { return v.supported; }
+
+// The variant with v's fields but `unroll` and `nt_stores`, if `runs` accepts it.
+const Variant* RunnableSibling(const Variant& v, int unroll, bool nt_stores,
+                               const std::function<bool(const Variant&)>& runs = RunsHere) {
   const List& l = TheList();
   const auto it = l.by_fields.find(FieldsOf(v, unroll, nt_stores));
   const Variant* t = it == l.by_fields.end() ? nullptr : &l.all[size_t(it->second)];
-  return t && t->supported ? t : nullptr;
+  return t && runs(*t) ? t : nullptr;
 }
 
 }  // namespace
@@ -87,10 +90,12 @@ const Variant* FindVariant(std::string_view name) {
   return i < 0 ? nullptr : &Variants()[i];
 }
 
-const Variant* StreamingTwin(const Variant& v) {
+const Variant* StreamingTwin(const Variant& v) { return StreamingTwin(v, RunsHere); }
+
+const Variant* StreamingTwin(const Variant& v, const std::function<bool(const Variant&)>& runs) {
   if (v.nt_stores) return &v;
   for (int unroll : {v.unroll, 2, 4})
-    if (const Variant* t = RunnableSibling(v, unroll, true)) return t;
+    if (const Variant* t = RunnableSibling(v, unroll, true, runs)) return t;
   return nullptr;
 }
 
@@ -105,6 +110,11 @@ const Variant* PlainTwin(const Variant& v) {
 // 2.1e-5 (tanh_hwy) from the reference in f32; the near-exact pair 2.8e-7
 // (erf_r6) and 9.3e-7 (tanh_exp) (docs/accuracy.md).
 const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode, AccuracyClass cls) {
+  return DefaultVariant(op, dtype, mode, cls, [](const Variant& v) { return v.supported; });
+}
+
+const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode, AccuracyClass cls,
+                              const std::function<bool(const Variant&)>& runs) {
   const bool tanh = mode == GeluApprox::kTanh;
   const char* approx = "exact";
   if (op == Op::kGeluBwd && cls == AccuracyClass::kNearExact) approx = tanh ? "tanh_exp" : "erf_r6";
@@ -112,7 +122,7 @@ const Variant* DefaultVariant(Op op, DType dtype, GeluApprox mode, AccuracyClass
   if (op == Op::kLogitGrad) approx = "div";
   const Variant* best = nullptr;
   for (const Variant& v : Variants()) {
-    if (v.op != op || v.dtype != dtype || !v.supported || v.nt_stores || v.gelu_mode != mode) continue;
+    if (v.op != op || v.dtype != dtype || !runs(v) || v.nt_stores || v.gelu_mode != mode) continue;
     if (v.target != "scalar" && (v.approx != approx || v.unroll != 2 ||
                                  (v.upcast != "none" && v.upcast != "reg" && v.upcast != "bf16cvt")))
       continue;

@@ -18,11 +18,15 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "actgrad/half.h"
+#include "reference/accuracy_rule.h"
+#include "reference/reference.h"
 #include "aclnnop/aclnn_gelu_backward.h"
 #include "tiling/compiled_tables.h"
 #include "tiling/dispatch.h"
 #include "tiling/machine.h"
 #include "tiling/table.h"
+#include "tests/tiling/posed_machines.h"
 #include "variants/cache.h"
 #include "variants/variant.h"
 
@@ -52,6 +56,8 @@ class Dispatch : public ::testing::Test {
     fs::remove_all(cache_, ec);
   }
   std::string cache_;
+
+ public:
   std::string Write(const std::string& name, const std::string& text) {
     const std::string p =
         (fs::temp_directory_path() / ("actgrad_dispatch_" + std::to_string(getpid()) + "_" + name)).string();
@@ -241,33 +247,30 @@ TEST_F(Dispatch, GrainsAndCrossoversPickThreadsAndCells) {
 // A table of another machine of the family may name variants this CPU cannot
 // run (AVX512-FP16 ones on an AVX-512 CPU without it): those cells take the
 // default for their size, with one message for the table, not one per entry.
-TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
-  const Variant* unrunnable = nullptr;
-  for (const Variant& v : Variants())
-    if (!v.supported && v.op == Op::kSeluBwd) {
-      unrunnable = &v;
-      break;
-    }
-  if (!unrunnable) GTEST_SKIP() << "this CPU runs every SELU variant";
-  const Variant* runnable = DefaultVariant(Op::kSeluBwd, unrunnable->dtype);
+void ExpectUnrunnableTakesTheDefault(Dispatch* t, const Variant* unrunnable, const MachineFacts* posed) {
+  const auto runs = [&](const Variant& v) { return posed ? RunsOn(v, *posed) : v.supported; };
+  const Variant* runnable = DefaultVariant(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, AccuracyClass::kRule, runs);
   ASSERT_NE(runnable, nullptr);
-  const std::string path = Write("unrunnable.json", TableJson({EntryJson(*unrunnable, "contig", 12, 1, 0),
-                                                               EntryJson(*unrunnable, "contig", 20, 2, 0),
-                                                               EntryJson(*runnable, "contig", 16, 1, 0)})
-                                                        .dump(2));
+  const std::string path = t->Write("unrunnable.json", TableJson({EntryJson(*unrunnable, "contig", 12, 1, 0),
+                                                                  EntryJson(*unrunnable, "contig", 20, 2, 0),
+                                                                  EntryJson(*runnable, "contig", 16, 1, 0)})
+                                                           .dump(2));
   setenv("ACTGRAD_TILING_TABLE", path.c_str(), 1);
   testing::internal::CaptureStderr();
-  ReloadTilingTable();
+  if (posed) PoseAsMachine(*posed);
+  else ReloadTilingTable();
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(ActiveTable().reason, "ACTGRAD_TILING_TABLE");
   EXPECT_EQ(ActiveTable().entries, 1u);
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_NE(err.find("2 entries name variants this CPU cannot run"), std::string::npos) << err;
+  const std::string who = posed ? "the posed machine " + posed->id : "this CPU";
+  EXPECT_NE(err.find("2 entries name variants " + who + " cannot run"), std::string::npos) << err;
   EXPECT_NE(err.find(unrunnable->name), std::string::npos) << err;
   for (uint64_t n : {uint64_t(5000), uint64_t(1) << 20}) {  // octaves 12 and 20: the default at n
     const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, tables::Layout::kContig);
-    const KernelChoice d = Resolve(DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n));
-    EXPECT_EQ(c.variant, d.variant) << n;
+    const Choice d = DefaultChoice(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, n, AccuracyClass::kRule, runs);
+    ASSERT_NE(c.variant, nullptr) << n;
+    EXPECT_EQ(c.variant->name, d.variant) << n;
     EXPECT_EQ(c.split.threads, d.split.threads) << n;
     EXPECT_FALSE(c.from_table) << n;
   }
@@ -275,6 +278,36 @@ TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
   const KernelChoice c = ChooseKernel(Op::kSeluBwd, unrunnable->dtype, GeluApprox::kNone, 70000, tables::Layout::kContig);
   EXPECT_EQ(c.variant, runnable);
   EXPECT_TRUE(c.from_table);
+}
+
+TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultWithOneMessage) {
+  const Variant* unrunnable = nullptr;
+  for (const Variant& v : Variants())
+    if (!v.supported && v.op == Op::kSeluBwd) {
+      unrunnable = &v;
+      break;
+    }
+  if (!unrunnable)
+    GTEST_SKIP() << "needs a CPU that lacks a SELU variant's features: this one runs every SELU variant "
+                    "(UnrunnableEntriesTakeTheDefaultOnAFakeMachine runs on every CPU)";
+  ExpectUnrunnableTakesTheDefault(this, unrunnable, nullptr);
+}
+
+// The same on a fake machine: this one without the last feature the widest
+// SELU variant here needs (AVX512-FP16 on an Intel with it), on any CPU.
+TEST_F(Dispatch, UnrunnableEntriesTakeTheDefaultOnAFakeMachine) {
+  const Variant* widest = nullptr;
+  for (const Variant& v : Variants())
+    if (v.supported && v.op == Op::kSeluBwd && !TargetFeatures(v.target).empty() &&
+        (!widest || TargetRank(v.target) < TargetRank(widest->target)))
+      widest = &v;
+  if (!widest) GTEST_SKIP() << "no SIMD SELU variant in this build";
+  MachineFacts fake = ThisMachineFacts();
+  fake.id = "fakevendor-1-2";
+  const std::string drop = TargetFeatures(widest->target).back();
+  std::erase(fake.features, drop);
+  ASSERT_FALSE(RunsOn(*widest, fake)) << drop;
+  ExpectUnrunnableTakesTheDefault(this, widest, &fake);
 }
 
 // A machine posing as new (actgrad-tune --as-new-machine) never gets the
@@ -294,70 +327,122 @@ TEST_F(Dispatch, AsNewMachineHidesTheOwnTable) {
   }
 }
 
+// Posing as each committed table's machine (tests/tiling/posed_machines.h).
+class PosedDispatch : public Dispatch, public ::testing::WithParamInterface<const tables::CompiledTable*> {
+ protected:
+  MachineFacts Facts() const { return CompiledTableFacts(*GetParam()); }
+  void PoseAsNew() {
+    testing::internal::CaptureStderr();
+    PoseAsMachine(Facts(), /*as_new_machine=*/true);
+    testing::internal::GetCapturedStderr();
+  }
+};
+INSTANTIATE_TEST_SUITE_P(CommittedTables, PosedDispatch, ::testing::ValuesIn(PosedTables()), PosedName);
+
 // A fallback covers every series (op, dtype, GELU formula, layout) that a
 // table of the chain has: the series the first table lacks come from the
 // next ones (ActiveTableInfo::gap_tables), never the default.
-TEST_F(Dispatch, FallbackFillsTheSeriesItsFirstTableLacks) {
+TEST_P(PosedDispatch, FallbackFillsTheSeriesItsFirstTableLacks) {
   using Series = tables::SeriesKey;
-  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
-    const auto& t = tables::kCompiledTables[i];
-    if (std::string(t.machine_id) == "default" || !*t.isa_family) continue;
-    testing::internal::CaptureStderr();
-    ReloadTilingTable(t.machine_id, t.isa_family, /*as_new_machine=*/true);
-    testing::internal::GetCapturedStderr();
-    if (ActiveTable().reason == "portable default") continue;
-    // Per series of the family's other tables: an entry this CPU can run, and its size.
-    std::map<Series, uint64_t> runnable_at;
-    std::set<Series> first;
-    for (size_t j = 0; j < tables::kNumCompiledTables; ++j) {
-      const auto& f = tables::kCompiledTables[j];
-      if (std::string(f.isa_family) != t.isa_family || std::string(f.machine_id) == t.machine_id) continue;
-      for (size_t k = 0; k < f.count; ++k) {
-        const auto& e = f.entries[k];
-        const Series series{e.op, e.dtype, e.mode, e.layout};
-        if (ActiveTable().machine_id == f.machine_id) first.insert(series);
-        const Variant* v = FindVariant(e.variant);
-        if (v && v->supported && !runnable_at.count(series)) runnable_at[series] = e.size_lo;
-      }
+  const tables::CompiledTable& t = *GetParam();
+  const MachineFacts facts = Facts();
+  PoseAsNew();
+  if (ActiveTable().reason == "portable default") GTEST_SKIP() << t.machine_id << " as new gets the default";
+  // Per series of the family's other tables: the sizes of the entries the
+  // posed machine runs. A series is served where one of them comes from the
+  // table (a cell whose serving entry it cannot run takes the default:
+  // UnrunnableEntriesTakeTheDefault*).
+  std::map<Series, std::vector<uint64_t>> runnable_at;
+  std::set<Series> first;
+  for (const tables::CompiledTable* f : PosedTables()) {
+    if (std::string(f->isa_family) != t.isa_family || std::string(f->machine_id) == t.machine_id) continue;
+    for (size_t k = 0; k < f->count; ++k) {
+      const auto& e = f->entries[k];
+      const Series series{e.op, e.dtype, e.mode, e.layout};
+      if (ActiveTable().machine_id == f->machine_id) first.insert(series);
+      const Variant* v = FindVariant(e.variant);
+      if (v && RunsOn(*v, facts)) runnable_at[series].push_back(e.size_lo);
     }
-    for (const auto& [series, n] : runnable_at) {
-      const auto& [op, dtype, mode, layout] = series;
-      const KernelChoice c = ChooseKernel(Op(op), DType(dtype), GeluApprox(mode), n, tables::Layout(layout));
-      EXPECT_TRUE(c.from_table) << t.machine_id << " as new: series " << op << "/" << dtype << "/" << mode << "/"
-                                << layout << " not served by " << ActiveTableName();
-    }
-    if (first.size() < runnable_at.size()) EXPECT_FALSE(ActiveTable().gap_tables.empty()) << t.machine_id;
   }
+  for (const auto& [series, sizes] : runnable_at) {
+    const auto& [op, dtype, mode, layout] = series;
+    const bool served = std::any_of(sizes.begin(), sizes.end(), [&, &op = op, &dtype = dtype, &mode = mode,
+                                                                 &layout = layout](uint64_t n) {
+      return ChooseKernel(Op(op), DType(dtype), GeluApprox(mode), n, tables::Layout(layout)).from_table;
+    });
+    EXPECT_TRUE(served) << t.machine_id << " as new: series " << op << "/" << dtype << "/" << mode << "/"
+                              << layout << " not served by " << ActiveTableName();
+  }
+  if (first.size() < runnable_at.size()) EXPECT_FALSE(ActiveTable().gap_tables.empty()) << t.machine_id;
 }
 
 // A table of another machine: where a thread's share of a call exceeds its
-// part of this machine's last-level cache, a plain-store choice that has a
+// part of the machine's last-level cache, a plain-store choice that has a
 // streaming twin is never run (BeyondCacheTwin). (A machine's own table
 // runs what it names: compiled_dispatch_test.)
-TEST_F(Dispatch, ForeignPlainStoresStreamBeyondThisMachinesCache) {
+TEST_P(PosedDispatch, ForeignPlainStoresStreamBeyondTheMachinesCache) {
+  const MachineFacts facts = Facts();
+  PoseAsNew();
+  const std::string foreign = ActiveTable().machine_id;
+  if (ActiveTable().reason == "portable default") GTEST_SKIP() << facts.id << " as new gets the default";
+  const auto runs = [&](const Variant& v) { return RunsOn(v, facts); };
   size_t checked = 0;
-  for (size_t i = 0; i < tables::kNumCompiledTables; ++i) {
-    const auto& t = tables::kCompiledTables[i];
-    if (std::string(t.machine_id) == "default" || !*t.isa_family) continue;
-    ReloadTilingTable(t.machine_id, t.isa_family, /*as_new_machine=*/true);
-    const std::string foreign = ActiveTable().machine_id;
-    if (ActiveTable().reason == "portable default") continue;
-    for (size_t j = 0; j < tables::kNumCompiledTables; ++j) {
-      const auto& f = tables::kCompiledTables[j];
-      if (foreign != f.machine_id) continue;
-      for (size_t k = 0; k < f.count; ++k) {
-        const auto& e = f.entries[k];
-        const uint64_t n = e.size_hi - 1;
-        const KernelChoice c = ChooseKernel(Op(e.op), DType(e.dtype), GeluApprox(e.mode), n, tables::Layout(e.layout));
-        if (!c.variant || c.variant->nt_stores || !StreamingTwin(*c.variant) || !StreamingTwin(*c.variant)->supported)
-          continue;
-        const uint64_t share = 3 * n * DTypeSize(DType(e.dtype)) / uint64_t(std::max(1, c.split.threads));
-        EXPECT_LE(share, LastLevelCachePartBytes()) << foreign << " entry " << k << " runs " << c.variant->name;
-        ++checked;
-      }
+  for (const tables::CompiledTable* f : PosedTables()) {
+    if (foreign != f->machine_id) continue;
+    for (size_t k = 0; k < f->count; ++k) {
+      const auto& e = f->entries[k];
+      const uint64_t n = e.size_hi - 1;
+      const KernelChoice c = ChooseKernel(Op(e.op), DType(e.dtype), GeluApprox(e.mode), n, tables::Layout(e.layout));
+      // (The untuned default, where the posed machine cannot run the entry, streams as it is.)
+      if (!c.from_table || !c.variant || c.variant->nt_stores || !StreamingTwin(*c.variant, runs)) continue;
+      EXPECT_TRUE(RunsOn(*c.variant, facts)) << c.variant->name;
+      const uint64_t share = 3 * n * DTypeSize(DType(e.dtype)) / uint64_t(std::max(1, c.split.threads));
+      EXPECT_LE(share, LlcPartBytes(facts)) << foreign << " entry " << k << " runs " << c.variant->name;
+      ++checked;
     }
   }
   EXPECT_GT(checked, 0u);
+}
+
+// Posing changes the machine, not only its id: every choice of the posed
+// machine's fallback is one it runs, and the runtime runs this CPU's default
+// where that is one this CPU cannot run (an AVX512-FP16 table on Zen 4).
+TEST_P(PosedDispatch, ChoicesRunOnThePosedMachineAndTheAPIStaysCorrect) {
+  const MachineFacts facts = Facts();
+  PoseAsNew();
+  for (Op op : {Op::kSeluBwd, Op::kGeluBwd, Op::kLogitGrad})
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16})
+      for (uint64_t n : {uint64_t(1000), uint64_t(1) << 16, uint64_t(1) << 24}) {
+        const KernelChoice c = ChooseKernel(op, dt, GeluApprox::kNone, n, tables::Layout::kContig);
+        ASSERT_NE(c.variant, nullptr) << OpName(op) << " " << DTypeName(dt) << " " << n;
+        EXPECT_TRUE(RunsOn(*c.variant, facts)) << facts.id << " would run " << c.variant->name;
+      }
+  // GELU f16 through aclnn (fp16 arithmetic where the posed machine has it):
+  // the rule against the double reference, the guard past out untouched.
+  const int64_t n = 1 << 16;
+  std::vector<uint16_t> g(n), x(n), out(n + 64, 0x7e5a);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  for (int64_t i = 0; i < n; ++i) g[size_t(i)] = FloatToHalf(u(rng)), x[size_t(i)] = FloatToHalf(u(rng));
+  const int64_t stride = 1;
+  aclTensor* tg = aclCreateTensor(&n, 1, ACL_FLOAT16, &stride, 0, ACL_FORMAT_ND, &n, 1, g.data());
+  aclTensor* tx = aclCreateTensor(&n, 1, ACL_FLOAT16, &stride, 0, ACL_FORMAT_ND, &n, 1, x.data());
+  aclTensor* to = aclCreateTensor(&n, 1, ACL_FLOAT16, &stride, 0, ACL_FORMAT_ND, &n, 1, out.data());
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  ASSERT_EQ(aclnnGeluBackwardGetWorkspaceSize(tg, tx, to, &ws, &e), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  std::vector<char> w(ws + 64);
+  ASSERT_EQ(aclnnGeluBackward(w.data(), ws, e, nullptr), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  aclDestroyTensor(tg);
+  aclDestroyTensor(tx);
+  aclDestroyTensor(to);
+  AccuracyChecker check(DType::kF16);
+  for (int64_t i = 0; i < n; ++i) {
+    const double gi = HalfToFloat(g[size_t(i)]), xi = HalfToFloat(x[size_t(i)]);
+    check.Add(HalfToFloat(out[size_t(i)]), ref::Reference(Op::kGeluBwd, gi, xi, OpParams{}), gi, xi);
+  }
+  EXPECT_TRUE(check.Report().pass) << facts.id << ": " << check.Report().first_failure;
+  for (size_t i = size_t(n); i < out.size(); ++i) ASSERT_EQ(out[i], 0x7e5a) << "written past out at " << i;
 }
 
 // The aclnn API computes with the variant the table names: pick a variant

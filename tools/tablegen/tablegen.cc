@@ -10,9 +10,11 @@
 #include <cstring>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tiling/fallback.h"
+#include "tiling/freshness.h"
 #include "tiling/table.h"
 
 using namespace actgrad;
@@ -88,20 +90,40 @@ int main(int argc, char** argv) {
       return 1;
     }
     has_default |= t.machine_id == "default";
-    const std::string name = "kEntries" + std::to_string(i);
+    const std::string name = "kEntries" + std::to_string(i), sets_name = "kCandidateSets" + std::to_string(i);
+    const TunedAmongRecords records = RecordsOf(t);
+    std::map<std::string, int> set_index;
+    if (!records.sets.empty()) {
+      src << "static const char* const " << sets_name << "[] = {\n";
+      for (const auto& [hash, names] : records.sets) {
+        std::string line = hash;
+        for (const std::string& n : names) line += " " + n;
+        src << "  " << Quote(line) << ",\n";
+        set_index.emplace(hash, int(set_index.size()));
+      }
+      src << "};\n";
+    }
     if (!t.entries.empty()) {
       src << "static const CompiledEntry " << name << "[] = {\n";
-      for (const auto& e : t.entries)
+      for (size_t k = 0; k < t.entries.size(); ++k) {
+        const tables::Entry& e = t.entries[k];
+        const TunedAmong& a = records.entries[k];
+        const auto set = set_index.find(a.set);
         src << "  {" << int(e.op) << ", " << int(e.dtype) << ", " << int(e.mode) << ", " << int(e.layout) << ", "
             << e.octave << ", " << Quote(e.choice.variant) << ", " << SplitInit(e.choice.split) << ", "
             << (e.one_thread ? Quote(e.one_thread->variant) : std::string("nullptr")) << ", "
             << SplitInit(e.one_thread ? e.one_thread->split : Split{}) << ", " << e.Lo() << "u, " << e.Hi()
-            << "u, " << (e.rule ? int64_t(e.rule->grain) : int64_t(-1)) << "},\n";
+            << "u, " << (e.rule ? int64_t(e.rule->grain) : int64_t(-1)) << ", " << a.search_version << ", "
+            << (set == set_index.end() ? -1 : set->second) << ", " << Quote(a.tuned) << "},\n";
+      }
       src << "};\n";
     }
+    std::string dates;
+    for (const std::string& d : records.run_dates) dates += (dates.empty() ? "" : " ") + d;
     list << "  {" << Quote(t.machine_id) << ", " << Quote(t.IsaFamily()) << ", " << Quote(argv[i]) << ", "
          << (t.entries.empty() ? "nullptr" : name) << ", " << t.entries.size() << ", " << FactsInit(t.provenance)
-         << "},\n";
+         << ", " << (records.sets.empty() ? "nullptr" : sets_name) << ", " << records.sets.size() << ", "
+         << Quote(dates) << "},\n";
   }
   if (!has_default) {
     std::fprintf(stderr, "actgrad-tablegen: no table with machine_id \"default\" (tiling/tables/default.json must be compiled in)\n");

@@ -13,6 +13,7 @@
 
 #include "tiling/dispatch.h"
 #include "tiling/table.h"
+#include "tiling/freshness.h"
 #include "tools/tune/cmd.h"
 #include "tools/tune/log.h"
 #include "tools/tune/measurement_key.h"
@@ -155,6 +156,8 @@ void AddProvenance(const Context& s, const RunPaths& paths, const MeasurementKey
   if (s.flags.backend == "cpu") {
     table->provenance["accuracy_gate"] = s.flags.no_gate ? "off" : s.gate.source();
     table->provenance["accuracy_absent_variants"] = s.gate.absent().size();
+    RecordTunedAmong(table, kSearchVersion, table->provenance["date"].get<std::string>(),
+                     [](const Variant& v) { return v.supported; });
   }
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tiling/dispatch.h"
+#include "tiling/freshness.h"
 #include "tiling/machine.h"
 #include "tiling/new_machine.h"
 #include "tools/tune/cmd.h"
@@ -23,7 +24,15 @@ int WhichTable() {
   const ActiveTableInfo& active = ActiveTable();
   j["table"] = {{"machine_id", active.machine_id}, {"source", active.source}, {"reason", active.reason},
                 {"gap_tables", active.gap_tables},
-                {"accuracy_class", std::string(AccuracyClassName(active.accuracy_class))}};
+                {"accuracy_class", std::string(AccuracyClassName(active.accuracy_class))},
+                {"own", active.own},
+                {"kind", active.own ? "this machine's own table" : "a table of another machine class (fallback)"}};
+  // Which cells have candidates the table never measured (tiling/freshness.h).
+  const Freshness& fresh = ActiveTableFreshness();
+  j["table"]["freshness"] = fresh.ToJson();
+  j["table"]["stale"] = fresh.stale_cells > 0;
+  std::fprintf(stderr, "actgrad-tune: table in use: %s, %s: %s\n", active.machine_id.c_str(),
+               j["table"]["kind"].get<std::string>().c_str(), fresh.Summary().c_str());
   const std::optional<NewMachineFallback> fallback = FallbackForNewMachine();
   j["new_machine_fallback"] = fallback ? nlohmann::json{{"machine_id", fallback->table.machine_id},
                                                         {"reason", fallback->reason},

@@ -1,5 +1,6 @@
 #include "tools/tune/out_table.h"
 #include "tools/tune/strings.h"
+#include "tiling/freshness.h"
 
 #include <unistd.h>
 
@@ -122,6 +123,7 @@ tables::Table MergeTables(const tables::Table& base, const tables::Table& run, M
   for (auto& [id, e] : cells) out.entries.push_back(std::move(e));  // sorted by cell
   tables::ResetDisagreeingBoundaries(&out.entries);  // a new entry beside an old one
   out.provenance = run.provenance.is_object() ? run.provenance : json::object();
+  if (json sets = MergedCandidateSets(base, run, out.entries); !sets.empty()) out.provenance["candidate_sets"] = sets;
   if (counts) *counts = c;
   // Every entry of the base replaced (a full run again): the table is this
   // run's alone, with the provenance a new table would have.

@@ -60,12 +60,7 @@ TuneConfig TuneConfig::Defaults(bool quick) {
 
 json TuneConfig::ToJson() const {
   json j;
-  // Bump when the search changes how it walks: a log of another version is
-  // not resumed (its samples, keyed by round and repetition, would be asked
-  // for in another order); it becomes the new log's cache, whose samples are
-  // reused by cell, candidate and placement (MeasuredPart). The value is part
-  // of every log header, so it stays what the logs in use carry.
-  j["search_version"] = 15;
+  j["search_version"] = kSearchVersion;  // (tuner.h)
   std::vector<std::string> o, d, m;
   for (Op op : ops) o.emplace_back(OpName(op));
   for (DType t : dtypes) d.emplace_back(DTypeName(t));

@@ -30,6 +30,14 @@ inline std::vector<Op> AllTunedOps() {
   return {Op::kSeluBwd, Op::kHardswishBwd, Op::kGeluBwd, Op::kSoftshrinkBwd, Op::kLogitGrad};
 }
 
+// Bump when the search changes how it walks: a log of another version is
+// not resumed (its samples, keyed by round and repetition, would be asked
+// for in another order); it becomes the new log's cache, whose samples are
+// reused by cell, candidate and placement (MeasuredPart). The value is part
+// of every log header and of every table entry the tuner writes
+// (extra.tuning.search_version, tiling/freshness.h).
+inline constexpr int kSearchVersion = 15;
+
 struct TuneConfig {
   std::vector<Op> ops = AllTunedOps();
   std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};

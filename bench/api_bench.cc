@@ -45,6 +45,7 @@
 // export it still links (the context then says "unknown").
 namespace actgrad {
 __attribute__((weak)) std::string ActiveTableName();
+__attribute__((weak)) std::string ActiveTableFreshnessSummary();
 }  // namespace actgrad
 
 namespace ab = actgrad::bench;
@@ -309,6 +310,7 @@ int CheckAndRun() {
 
   ab::ContextInfo info;
   info.tiling_table = &actgrad::ActiveTableName != nullptr ? actgrad::ActiveTableName() : "unknown";
+  if (&actgrad::ActiveTableFreshnessSummary != nullptr) info.tiling_table_freshness = actgrad::ActiveTableFreshnessSummary();
   info.variant_targets = "";
   info.peers = ab::PeerNames();
   info.binary = "actgrad-bench";

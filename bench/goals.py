@@ -625,7 +625,7 @@ def report(args):
     print(("**Context:** " if md else "Context: ") +
           ", ".join(f"{k}={context.get(k, '?')}" for k in
                     ("actgrad_cpu_model", "actgrad_machine_id", "actgrad_compiler", "actgrad_build_type",
-                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_peers", "actgrad_processes",
+                     "actgrad_git_commit", "actgrad_tiling_table", "actgrad_tiling_table_freshness", "actgrad_peers", "actgrad_processes",
                      "actgrad_placements", "date",
                      "actgrad_load_average_start", "actgrad_load_average_end", "actgrad_command")
                     if k in context))

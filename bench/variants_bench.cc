@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
 
   ab::ContextInfo info;
   info.tiling_table = actgrad::ActiveTableName();
+  info.tiling_table_freshness = actgrad::ActiveTableFreshnessSummary();
   info.variant_targets = VariantTargets();
   info.peers = ab::PeerNames();
   info.binary = "actgrad-bench-variants";

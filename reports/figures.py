@@ -119,6 +119,8 @@ class Figures:
         cores = c.get("num_cpus")
         date = str(c.get("date", "no date"))[:10]
         table = re.sub(r"\s*\((?:compiled|env):.*\)\s*$", "", str(c.get("actgrad_tiling_table", "none")))
+        # Whose table it is and its cells with candidates it never measured (tiling/freshness.h).
+        freshness = f" ({c['actgrad_tiling_table_freshness']})" if c.get("actgrad_tiling_table_freshness") else ""
         where = f"{cpu} (machine id `{c.get('actgrad_machine_id', '?')}`" + \
                 (f", {cores} cores)" if cores else ")")
         places = c.get("actgrad_placements")
@@ -131,7 +133,7 @@ class Figures:
                  if self.has_peers else "no peers (the programs were built without PyTorch and oneDNN)")
         pinned = any(e.get("cpus") for e in self.F.idx["api"].values())
         text = (f"**Run of {date}** on {where}; commit `{c.get('actgrad_git_commit', '?')}`, "
-                f"tiling table `{table}`, {peers}; medians over "
+                f"tiling table `{table}`{freshness}, {peers}; medians over "
                 f"{'placements ' + places if places else 'the placements'} and {procs} process(es)"
                 + ("; each thread count ran in its own process pinned to that many CPUs" if pinned else "") + ". ")
         if section == "readme":

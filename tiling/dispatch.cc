@@ -475,6 +475,11 @@ const Freshness& ActiveTableFreshness() {
   return a->freshness;
 }
 
+std::string ActiveTableFreshnessSummary() {
+  return std::string(ActiveTable().own ? "this machine's own table" : "a table of another machine class") + ": " +
+         ActiveTableFreshness().Summary();
+}
+
 void PoseAsMachine(const MachineFacts& facts, bool as_new_machine) {
   Reselect(Selection{facts, /*posed=*/true, as_new_machine});
 }

@@ -72,6 +72,9 @@ const ActiveTableInfo& ActiveTable();
 // kept; never on the path of a kernel call.
 struct Freshness;
 const Freshness& ActiveTableFreshness();
+// For the benchmarks' context: whose table it is ("this machine's own" or
+// "another machine class's") and Freshness::Summary().
+std::string ActiveTableFreshnessSummary();
 
 // The user cache of tables, where <dir>/<machine id>.json is this machine's
 // own table (used after ACTGRAD_TILING_TABLE, before the compiled-in ones):

@@ -162,6 +162,9 @@ void SetPlacement(benchmark::State& st, const inputs::Placement& place);
 // ---------------------------------------------------------------- context
 struct ContextInfo {
   std::string tiling_table = "none";   // name of the tiling table in use
+  // Whose table it is and which of its cells have candidates it never
+  // measured (tiling/freshness.h): "this machine's own table: tuned among ..."
+  std::string tiling_table_freshness = "unknown";
   std::string variant_targets;         // targets of the supported variants
   std::string peers;                   // peers compiled in
   std::string binary;                  // actgrad-bench or actgrad-bench-variants

@@ -98,6 +98,7 @@ void AddContext(const ContextInfo& info) {
   benchmark::AddCustomContext("actgrad_build_type", ACTGRAD_BENCH_BUILD_TYPE);
   benchmark::AddCustomContext("actgrad_git_commit", ACTGRAD_BENCH_GIT_COMMIT);
   benchmark::AddCustomContext("actgrad_tiling_table", info.tiling_table.empty() ? "none" : info.tiling_table);
+  benchmark::AddCustomContext("actgrad_tiling_table_freshness", info.tiling_table_freshness);
   // Beyond the conventions: how to read the figures.
   benchmark::AddCustomContext("actgrad_cxx_flags", ACTGRAD_BENCH_CXX_FLAGS);
   benchmark::AddCustomContext("actgrad_variant_targets", info.variant_targets.empty() ? "none" : info.variant_targets);

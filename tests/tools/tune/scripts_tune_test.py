@@ -4,7 +4,9 @@ in a user cache of its own, the before/after comparison as JSON, markdown and
 PNG, the closing lines; a run narrowed to other cells keeps the cached table's
 entries outside them; a near-exact run's table holds only variants within the
 class's bound and is compared with the table the library used before it; an
-interrupted run exits 130 with its log kept and the same command resumes it;
+quick pass on a table that records what it was tuned among tunes only the
+series with new candidates, and nothing on a fresh table; an interrupted run
+exits 130 with its log kept and the same command resumes it;
 bad options exit 2.
 
 Usage: scripts_tune_test.py SOURCE_DIR BUILD_DIR WORK_DIR
@@ -36,10 +38,17 @@ def tune(*extra, **kw):
     return subprocess.run([TUNE, *extra], capture_output=True, text=True, env=ENV, cwd=WORK, timeout=600, **kw)
 
 
-def machine_id():
+def which_table():
     out = subprocess.run([os.path.join(BUILD, "tools", "tune", "actgrad-tune"), "--which-table"],
                          capture_output=True, text=True, env=ENV, check=True).stdout
-    return json.loads(out)["machine_id"]
+    return json.loads(out)
+
+
+def machine_id():
+    return which_table()["machine_id"]
+
+
+BEFORE_OWN = None  # whether the library used a table of this machine's own before the first run (main)
 
 
 def test_bad_options():
@@ -62,7 +71,8 @@ def test_tiny_run(mid):
     gain = json.load(open(os.path.join(WORK, "t-gain.json")))
     check(gain["machine_id"] == mid and gain["rows"] and all("verdict" in r for r in gain["rows"]),
           "the comparison rows have verdicts", json.dumps(gain)[:2000])
-    check("fallback" in gain["baseline"], "the comparison is against the fallback", gain["baseline"])
+    check(("baseline.json" in gain["baseline"]) if BEFORE_OWN else ("fallback" in gain["baseline"]),
+          "the comparison is against the table the library used before the run", gain["baseline"])
     md = open(os.path.join(WORK, "t-gain.md")).read()
     check("| selu_bwd f32 contig |" in md and "Overall:" in md, "the markdown table has the cell", md)
     with open(os.path.join(WORK, "t-gain.png"), "rb") as f:
@@ -87,6 +97,42 @@ def test_narrow_run_keeps_the_other_cells(mid):
     lost = sorted(k for k in before - after if k[0] != "softshrink_bwd")
     check(not lost, "the cells outside the run keep their entries", str(lost[:10]))
     check(any(k[0] == "softshrink_bwd" for k in after), "the run's cells are in the installed table")
+
+
+def test_quick_pass_tunes_only_what_is_new(mid):
+    """A user-cache table whose SELU f32 cells were tuned among no candidate (recorded, empty): the quick pass
+    tunes that series alone; once every cell records today's candidates it tunes nothing."""
+    cached = os.path.join(WORK, "cache", mid + ".json")
+    t = json.load(open(os.path.join(WORK, "t.json")))
+    t["entries"] = [e for e in t["entries"] if e["op"] == "selu_bwd" and e["dtype"] == "f32"]
+    for e in t["entries"]:
+        e.setdefault("extra", {}).setdefault("tuning", {}).update(search_version=15, candidate_set="e0", tuned="2026-01-01")
+    t["provenance"]["candidate_sets"] = {"e0": []}
+    t["provenance"].pop("merged_from", None)
+    json.dump(t, open(cached, "w"))
+    fresh = which_table()["table"]["freshness"]
+    check(fresh["stale_cells"] == len(t["entries"]) and list(fresh["new_candidates"]) == ["selu_bwd f32"],
+          "--which-table names the stale cells", json.dumps(fresh)[:1000])
+    table, log = os.path.join(WORK, "s.json"), os.path.join(WORK, "s.log.jsonl")
+    p = tune("--out", table, "--log", log, "--budget", "20s", "--no-compare", "--plain", "--build-dir", BUILD)
+    check(p.returncode == 0, "the quick pass on a stale table succeeds", p.stdout + p.stderr)
+    check("selu_bwd f32: new candidates" in p.stderr and p.stderr.count("--ops") == 1 and
+          "--ops selu_bwd --dtypes f32" in p.stderr, "it tunes the stale series alone", p.stderr)
+    if p.returncode != 0:
+        return
+    out = json.load(open(table))
+    sets = out["provenance"].get("candidate_sets", {})
+    today = [h for h, names in sets.items() if names]
+    check(today, "the run records the candidates it tuned among", json.dumps(out["provenance"])[:1000])
+    if not today:
+        return
+    for e in out["entries"]:
+        e["extra"]["tuning"].update(candidate_set=today[0])
+    out["provenance"]["candidate_sets"] = {today[0]: sets[today[0]]}
+    json.dump(out, open(cached, "w"))
+    check(which_table()["table"]["freshness"]["stale_cells"] == 0, "a table tuned among today's candidates is fresh")
+    p = tune("--out", table, "--log", log, "--no-compare", "--plain", "--build-dir", BUILD)
+    check(p.returncode == 0 and "nothing to tune" in p.stderr, "a fresh table is not tuned again", p.stderr)
 
 
 def near_exact_variants():
@@ -148,11 +194,14 @@ def test_interrupted_run_resumes():
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    global BEFORE_OWN
     mid = machine_id()
+    BEFORE_OWN = which_table()["table"]["own"]
     test_bad_options()
     test_tiny_run(mid)
     test_narrow_run_keeps_the_other_cells(mid)
     test_near_exact_run(mid)
+    test_quick_pass_tunes_only_what_is_new(mid)
     test_interrupted_run_resumes()
     print(f"{len(failures)} failures" if failures else "scripts/tune: all checks passed")
     return 1 if failures else 0

@@ -2,6 +2,11 @@
 
 #include <unistd.h>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -28,6 +33,35 @@ std::vector<std::string> VectorFeatures(const std::vector<std::string>& flags) {
 }
 
 namespace {
+
+// This process's vector features. On Arm Linux they come from the auxiliary
+// vector: what the kernel (or QEMU's user mode, whose /proc/cpuinfo describes
+// the host) lets this process run; elsewhere from /proc/cpuinfo's flags.
+std::vector<std::string> ThisProcessFeatures() {
+#if defined(__aarch64__) && defined(__linux__)
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  const std::pair<bool, const char*> caps[] = {
+      {(hw & HWCAP_ASIMD) != 0, "asimd"}, {(hw & HWCAP_ASIMDHP) != 0, "asimdhp"}, {(hw & HWCAP_FPHP) != 0, "fphp"},
+      {(hw & HWCAP_SVE) != 0, "sve"},
+#ifdef HWCAP2_SVE2
+      {(hw2 & HWCAP2_SVE2) != 0, "sve2"},
+#endif
+#ifdef HWCAP2_BF16
+      {(hw2 & HWCAP2_BF16) != 0, "bf16"},
+#endif
+#ifdef HWCAP2_SVEBF16
+      {(hw2 & HWCAP2_SVEBF16) != 0, "svebf16"},
+#endif
+  };
+  std::vector<std::string> flags;
+  for (const auto& [has, name] : caps)
+    if (has) flags.push_back(name);
+  (void)hw2;
+  return VectorFeatures(flags);
+#else
+  return VectorFeatures(CpuFlags());
+#endif
+}
 
 // "6" -> 6, "0x41" -> 65; -1 for anything else (empty, signs, trailing text).
 long ParseIdNumber(const std::string& s) {
@@ -78,7 +112,7 @@ MachineFacts ThisMachineFacts() {
   MachineFacts f;
   ParseMachineId(MachineId(), &f);
   f.isa_family = IsaFamily();
-  f.features = VectorFeatures(CpuFlags());
+  f.features = ThisProcessFeatures();
   f.l2 = L2CacheBytes();
   f.llc = LastLevelCacheBytes();
   f.cores = sysconf(_SC_NPROCESSORS_ONLN);
